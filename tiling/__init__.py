@@ -1,0 +1,17 @@
+"""The isl model of the Floyd–Warshall nest: domain, accesses, dependences, graph inputs."""
+from .dependences import DependenceModel, dependences, exact_dependences, relaxed_dependences
+from .distances import Distance, distance_vectors
+from .model import domain, read_access, read_accesses, write_access
+
+__all__ = [
+    "DependenceModel",
+    "Distance",
+    "dependences",
+    "distance_vectors",
+    "domain",
+    "exact_dependences",
+    "read_access",
+    "read_accesses",
+    "relaxed_dependences",
+    "write_access",
+]

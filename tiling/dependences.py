@@ -1,0 +1,98 @@
+"""The two dependence models of the Floyd–Warshall nest (DESIGN.md §1).
+
+*Exact*: value-based flow, anti and output dependences that isl computes
+from the sequential order. They forbid rectangular 3-D tiling.
+
+*Relaxed*: what min/+ semantics really need, built directly from the
+accesses. S[k,i,j] must see every update of the two elements it combines
+from earlier layers (R_row for a[i,k], R_col for a[k,j]); updates of one
+element are min-accumulations whose order is free but which must never run
+concurrently (W). The relaxed model is sound, not complete.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from . import model
+
+
+@dataclass(frozen=True)
+class DependenceModel:
+    """Named dependence relations S -> S of one model, for one n (None = parametric)."""
+
+    name: str
+    n: int | None
+    #: source must finish before sink starts
+    ordered: dict[str, isl.Map]
+    #: the two instances must not run concurrently; either order is fine
+    exclusive: dict[str, isl.Map] = field(default_factory=dict)
+
+    def relations(self) -> dict[str, isl.Map]:
+        return {**self.ordered, **self.exclusive}
+
+
+def _statement_space(n: int | None) -> isl.Space:
+    space = model.domain(n).get_space()
+    return isl.Space.map_from_domain_and_range(space, space)
+
+
+def _as_map(relation: isl.UnionMap, n: int | None) -> isl.Map:
+    return relation.extract_map(_statement_space(n)).coalesce()
+
+
+def _last_source(sink: isl.Map, source: isl.Map, order: isl.Map, n: int | None) -> isl.Map:
+    """For every sink instance, the last source instance before it (same element) under `order`."""
+    info = isl.UnionAccessInfo.from_sink(isl.UnionMap.from_map(sink))
+    info = info.set_must_source(isl.UnionMap.from_map(source))
+    info = info.set_schedule_map(isl.UnionMap.from_map(order))
+    return _as_map(info.compute_flow().get_must_dependence(), n)
+
+
+def _reversed_order(n: int | None) -> isl.Map:
+    prefix = "[n] -> " if n is None else ""
+    return isl.Map(f"{prefix}{{ S[k, i, j] -> [-k, -i, -j] }}").intersect_domain(model.domain(n))
+
+
+def exact_dependences(n: int | None = None) -> DependenceModel:
+    """Value-based flow, anti and output dependences of the sequential order.
+
+    Anti dependences (a read to the next write of its element) are the flow
+    dependences of the reversed order, turned around.
+    """
+    writes, reads = model.write_access(n), model.read_accesses(n)
+    order = model.sequential_schedule(n)
+    flow = _last_source(reads, writes, order, n)
+    output = _last_source(writes, writes, order, n)
+    anti = _last_source(reads, writes, _reversed_order(n), n).reverse().coalesce()
+    return DependenceModel("exact", n, {"flow": flow, "anti": anti, "output": output})
+
+
+def _earlier_layer(n: int | None) -> isl.Map:
+    prefix = "[n] -> " if n is None else ""
+    return isl.Map(f"{prefix}{{ S[k', i', j'] -> S[k, i, j] : k' < k }}")
+
+
+def _writers_of_read(read: str, n: int | None) -> isl.Map:
+    """{ w -> r : w writes the element that r reads through `read` }."""
+    return model.write_access(n).apply_range(model.read_access(read, n).reverse())
+
+
+def relaxed_dependences(n: int | None = None) -> DependenceModel:
+    """R_row, R_col (complete inputs from earlier layers) and W (exclusive writes)."""
+    earlier = _earlier_layer(n)
+    r_row = _writers_of_read("a[i,k]", n).intersect(earlier).coalesce()
+    r_col = _writers_of_read("a[k,j]", n).intersect(earlier).coalesce()
+    writes = model.write_access(n)
+    same_element = writes.apply_range(writes.reverse())
+    exclusive = same_element.subtract(isl.Map.identity(_statement_space(n))).coalesce()
+    return DependenceModel("relaxed", n, {"R_row": r_row, "R_col": r_col}, {"W": exclusive})
+
+
+def dependences(model_name: str, n: int | None = None) -> DependenceModel:
+    """The model named 'exact' or 'relaxed'."""
+    builders = {"exact": exact_dependences, "relaxed": relaxed_dependences}
+    if model_name not in builders:
+        raise ValueError(f"unknown dependence model {model_name!r}; valid models are 'exact' and 'relaxed'")
+    return builders[model_name](n)

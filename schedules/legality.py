@@ -13,7 +13,7 @@ from typing import Protocol
 import islpy as isl
 
 from tiling import model
-from tiling.dependences import DependenceModel, dependences
+from tiling.dependences import DependenceModel, dependence_model
 from tiling.isl_utils import Coordinates, image_of_point, point_coordinates, sample_pair, smallest_parameter_instance
 
 from .schedule_map import ScheduleMap
@@ -153,13 +153,13 @@ def _violations(schedule: ScheduleMap, deps: DependenceModel) -> list[Violation]
 def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed") -> list[Violation]:
     """One witness per dependence relation the schedule breaks; empty when it is legal."""
     flat = _as_schedule_map(schedule)
-    return _violations(flat, dependences(model, flat.n))
+    return _violations(flat, dependence_model(model, flat.n))
 
 
 def check(schedule: Schedulable | ScheduleMap, model: str = "relaxed") -> Verdict:
     """Prove `schedule` legal under `model` ('relaxed' or 'exact'); raise IllegalScheduleError otherwise."""
     flat = _as_schedule_map(schedule)
-    deps = dependences(model, flat.n)
+    deps = dependence_model(model, flat.n)
     violations = _violations(flat, deps)
     if violations:
         raise IllegalScheduleError(flat.name, model, violations)

@@ -1,12 +1,12 @@
 """The isl model of the Floyd–Warshall nest: domain, accesses, dependences, graph inputs."""
-from .dependences import DependenceModel, dependences, exact_dependences, relaxed_dependences
+from .dependences import DependenceModel, dependence_model, exact_dependences, relaxed_dependences
 from .distances import Distance, distance_vectors
 from .model import domain, read_access, read_accesses, write_access
 
 __all__ = [
     "DependenceModel",
     "Distance",
-    "dependences",
+    "dependence_model",
     "distance_vectors",
     "domain",
     "exact_dependences",

@@ -90,7 +90,7 @@ def relaxed_dependences(n: int | None = None) -> DependenceModel:
     return DependenceModel("relaxed", n, {"R_row": r_row, "R_col": r_col}, {"W": exclusive})
 
 
-def dependences(model_name: str, n: int | None = None) -> DependenceModel:
+def dependence_model(model_name: str, n: int | None = None) -> DependenceModel:
     """The model named 'exact' or 'relaxed'."""
     builders = {"exact": exact_dependences, "relaxed": relaxed_dependences}
     if model_name not in builders:

@@ -1,7 +1,7 @@
 """The dependence analysis as text: relations, distance vectors, and why they matter."""
 from __future__ import annotations
 
-from .dependences import dependences
+from .dependences import dependence_model
 from .distances import distance_vectors
 
 WHY = """\
@@ -30,7 +30,7 @@ def dependence_report(n: int | None = None) -> str:
              "  S[k,i,j]: a[i,j] = min(a[i,j], a[i,k] + a[k,j])", ""]
     for name, title in (("exact", "Exact dependences (isl dataflow on the sequential order)"),
                         ("relaxed", "Relaxed dependences (min/+ semantics; sound, not complete)")):
-        model = dependences(name, n)
+        model = dependence_model(name, n)
         lines.append(title)
         for relation_name, relation in model.relations().items():
             kind = "exclusive (no concurrent pair)" if relation_name in model.exclusive else "source before sink"

@@ -1,0 +1,13 @@
+"""Test-wide settings. The environment must be set before numba is first imported."""
+import os
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "polyfw", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("thorough", parent=settings.get_profile("polyfw"), max_examples=600)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "polyfw"))

@@ -1,0 +1,129 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schedules import IllegalScheduleError, MalformedScheduleError, ScheduleMap, check, find_violations, maps
+from tests import bruteforce
+
+BLOCKED_CASES = [(4, 2), (5, 2), (7, 3), (8, 4), (6, 4), (9, 2)]
+
+
+def violated(schedule, model):
+    return {v.dependence for v in find_violations(schedule, model)}
+
+
+@pytest.mark.parametrize("n", [None, 1, 5])
+def test_original_order_is_legal_under_both_models(n):
+    for model in ("exact", "relaxed"):
+        verdict = check(maps.loop_order(n, "kij"), model)
+        assert verdict.model == model and verdict.n == n
+
+
+@pytest.mark.parametrize("n", [None, 4])
+def test_order_ijk_is_illegal_under_both_models(n):
+    schedule = maps.loop_order(n, "ijk")
+    for model, first in (("exact", "flow"), ("relaxed", "R_row")):
+        with pytest.raises(IllegalScheduleError) as caught:
+            check(schedule, model)
+        error = caught.value
+        assert error.violations[0].dependence == first
+        assert "S[0,0,1]" in str(error) and "S[1,0,0]" in str(error), str(error)
+        assert "runs first" in str(error)
+
+
+@pytest.mark.parametrize("n, tile", BLOCKED_CASES)
+def test_classic_blocked_violates_exact_but_respects_relaxed(n, tile):
+    schedule = maps.classic_blocked(n, tile)
+    assert check(schedule, "relaxed")
+    with pytest.raises(IllegalScheduleError, match="exact dependence"):
+        check(schedule, "exact")
+
+
+@pytest.mark.parametrize("n, tile", BLOCKED_CASES)
+def test_classic_blocked_with_dd_before_sd_is_illegal_under_both(n, tile):
+    schedule = maps.classic_blocked(n, tile, stages=("I", "DD", "SD"))
+    assert violated(schedule, "relaxed") >= {"R_row", "R_col"}
+    assert "flow" in violated(schedule, "exact")
+
+
+def _parallel_writes(n: int) -> ScheduleMap:
+    """The original order, but S[0,0,0] deferred into a parallel task beside layer n-1.
+
+    It reads nothing from earlier layers and feeds no later a[i,k] or a[k,j],
+    so only write exclusion can catch it: it updates a[0,0] concurrently
+    with S[n-1,0,0].
+    """
+    text = (
+        f"{{ S[k, i, j] -> [k, 0, i, j] : k > 0 or i > 0 or j > 0; "
+        f"S[0, 0, 0] -> [{n - 1}, 1, 0, 0] }}"
+    )
+    return ScheduleMap.from_text(text, parallel=(False, True, False, False), n=n, name="parallel-writes")
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_two_writes_of_one_element_in_parallel_tasks_are_illegal(n):
+    with pytest.raises(IllegalScheduleError) as caught:
+        check(_parallel_writes(n), "relaxed")
+    (violation,) = caught.value.violations
+    assert violation.dependence == "W" and violation.exclusive
+    assert {violation.source, violation.sink} == {(0, 0, 0), (n - 1, 0, 0)}
+    assert "concurrently" in str(caught.value)
+
+
+def test_parametric_witness_uses_the_smallest_n():
+    (first, *_) = find_violations(maps.loop_order(None, "jik"), "relaxed")
+    assert first.params == {"n": 2}
+    assert "(n=2)" in first.explain()
+
+
+def test_malformed_schedules_are_rejected():
+    missing = ScheduleMap.from_text("{ S[k, i, j] -> [k, i, j] : k > 0 }", n=3, name="missing")
+    with pytest.raises(MalformedScheduleError, match=r"no time to S\[0, 0, 0\]"):
+        check(missing)
+    twice = ScheduleMap.from_text("{ S[k, i, j] -> [t, i, j] : t = k or t = k + 5 }", n=3, name="twice")
+    with pytest.raises(MalformedScheduleError, match="more than one time"):
+        check(twice)
+    with pytest.raises(ValueError, match="parallel flags"):
+        ScheduleMap.from_text("{ S[k, i, j] -> [k, i, j] }", parallel=(True,), n=3)
+    with pytest.raises(ValueError, match="parametric"):
+        ScheduleMap.from_text("[n] -> { S[k, i, j] -> [k, i, j] }", n=3)
+    with pytest.raises(TypeError, match="expected a schedule"):
+        check("{ S[k,i,j] -> [k,i,j] }")
+
+
+def test_verdict_says_what_was_proved():
+    text = str(check(maps.classic_blocked(6, 4)))
+    assert "legal under the relaxed model for n = 6" in text and "R_row" in text
+
+
+# ---- isl's verdict against a pair-by-pair enumeration
+
+NAMED = [
+    maps.loop_order(4, "kij"),
+    maps.loop_order(4, "ijk"),
+    maps.loop_order(4, "kji"),
+    maps.loop_order(3, "jki"),
+    maps.classic_blocked(5, 2),
+    maps.classic_blocked(5, 2, stages=("I", "DD", "SD")),
+    maps.classic_blocked(5, 3, stages=("SD", "I", "DD")),
+    _parallel_writes(3),
+]
+
+
+@pytest.mark.parametrize("schedule", NAMED, ids=lambda s: f"{s.name}-n{s.n}")
+@pytest.mark.parametrize("model", ["exact", "relaxed"])
+def test_isl_agrees_with_brute_force(schedule, model):
+    assert violated(schedule, model) == bruteforce.violated(schedule, model)
+
+
+@given(
+    n=st.integers(1, 5),
+    tile=st.integers(1, 5),
+    stages=st.permutations(["I", "SD", "DD"]),
+    parallel=st.lists(st.booleans(), min_size=7, max_size=7),
+    model=st.sampled_from(["exact", "relaxed"]),
+)
+def test_isl_agrees_with_brute_force_on_random_blocked_variants(n, tile, stages, parallel, model):
+    base = maps.classic_blocked(n, tile, stages)
+    schedule = ScheduleMap(base.map, tuple(parallel), n, "random-variant")
+    assert violated(schedule, model) == bruteforce.violated(schedule, model)

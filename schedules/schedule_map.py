@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import islpy as isl
 
 from tiling import model
-from tiling.isl_utils import lex_before_at
 
 
 @dataclass(frozen=True)
@@ -23,11 +22,14 @@ class ScheduleMap:
     #: problem size the map is for; None when the map is parametric in n
     n: int | None
     name: str = "custom"
+    #: None: the map is over points S[k,i,j]; else over tile-layers T[kb,ib,jb] of this tile size
+    tile: int | None = None
 
     def __post_init__(self) -> None:
         space = self.map.get_space()
-        if space.get_tuple_name(isl.dim_type.in_) != model.STATEMENT or space.dim(isl.dim_type.in_) != 3:
-            raise ValueError(f"a schedule map must start from S[k, i, j]; got {space}")
+        statement = model.STATEMENT if self.tile is None else "T"
+        if space.get_tuple_name(isl.dim_type.in_) != statement or space.dim(isl.dim_type.in_) != 3:
+            raise ValueError(f"a schedule map must start from {statement}[...] with 3 indices; got {space}")
         n_time = space.dim(isl.dim_type.out)
         if len(self.parallel) != n_time:
             raise ValueError(
@@ -49,16 +51,10 @@ class ScheduleMap:
     def as_schedule_map(self) -> ScheduleMap:
         return self
 
-    def happens_before(self) -> isl.Map:
-        """{ s -> t : s finishes before t starts } over the statement instances."""
-        ndim = len(self.parallel)
-        order = None
-        for depth, is_parallel in enumerate(self.parallel):
-            if is_parallel:
-                continue
-            step = lex_before_at(ndim, depth)
-            order = step if order is None else order.union(step)
-        if order is None:
-            space = self.map.get_space().domain()
-            return isl.Map.empty(isl.Space.map_from_domain_and_range(space, space))
-        return self.map.apply_range(order).apply_range(self.map.reverse()).coalesce()
+    def domain(self) -> isl.Set:
+        """The instances this map must time: the FW points, or the tile-layers."""
+        if self.tile is None:
+            return model.domain(self.n)
+        from .tree import tile_domain
+
+        return tile_domain(self.n, self.tile)

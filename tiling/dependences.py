@@ -18,6 +18,10 @@ import islpy as isl
 from . import model
 
 
+#: the relations of each model, by name
+RELATION_NAMES = {"exact": ("flow", "anti", "output"), "relaxed": ("R_row", "R_col", "W")}
+
+
 @dataclass(frozen=True)
 class DependenceModel:
     """Named dependence relations S -> S of one model, for one n (None = parametric)."""
@@ -28,6 +32,9 @@ class DependenceModel:
     ordered: dict[str, isl.Map]
     #: the two instances must not run concurrently; either order is fine
     exclusive: dict[str, isl.Map] = field(default_factory=dict)
+    #: smaller ordered relations whose transitive closure covers every relation above
+    #: (a sufficient test: a schedule respecting them respects the model)
+    generators: dict[str, isl.Map] = field(default_factory=dict)
 
     def relations(self) -> dict[str, isl.Map]:
         return {**self.ordered, **self.exclusive}
@@ -87,7 +94,27 @@ def relaxed_dependences(n: int | None = None) -> DependenceModel:
     writes = model.write_access(n)
     same_element = writes.apply_range(writes.reverse())
     exclusive = same_element.subtract(isl.Map.identity(_statement_space(n))).coalesce()
-    return DependenceModel("relaxed", n, {"R_row": r_row, "R_col": r_col}, {"W": exclusive})
+    return DependenceModel("relaxed", n, {"R_row": r_row, "R_col": r_col}, {"W": exclusive}, _relaxed_generators(n))
+
+
+def _relaxed_generators(n: int | None) -> dict[str, isl.Map]:
+    """Updates of one element in increasing k, and each read after the previous layer's update.
+
+    If S[k,i,j] -> S[k+1,i,j] and S[k-1,i,k] -> S[k,i,j] (S[k-1,k,j] -> S[k,i,j])
+    are all ordered, then by transitivity so is every S[k',i,k] -> S[k,i,j]
+    with k' < k (R_row, R_col), and no two updates of one element overlap (W).
+    """
+    prefix = "[n] -> " if n is None else ""
+    domain = model.domain(n)
+
+    def relation(text: str) -> isl.Map:
+        return isl.Map(prefix + "{ " + text + " }").intersect_domain(domain).intersect_range(domain)
+
+    return {
+        "W": relation("S[k, i, j] -> S[k2, i, j] : k2 = k + 1"),
+        "R_row": relation("S[k0, i, k] -> S[k, i, j] : k0 = k - 1"),
+        "R_col": relation("S[k0, k, j] -> S[k, i, j] : k0 = k - 1"),
+    }
 
 
 def dependence_model(model_name: str, n: int | None = None) -> DependenceModel:

@@ -122,46 +122,34 @@ def _recursive_levels(blocks: int) -> int:
 
 
 def recursive_spec(levels: int, paired: bool = True) -> Node:
-    """Park et al.'s recursive order down to base tiles (R-Kleene's launch structure).
+    """Park et al.'s recursive order down to base tiles, with R-Kleene's launch structure.
 
-    At each level the diagonal call on a block of 2^(s+1) base tiles runs:
-    the first k-half recursively, its pivot row and column (SD), the
-    remaining quadrant (DD, a min-plus product), then the second k-half
-    recursively and its row, column and product. Member p_l of the level
-    band is 4 * (k-half) + (0: recursive call, 1: SD row, 2: SD col, 3: DD)
-    at the level where kb, ib, jb first fall into different halves, and 0
-    below it. paired=True gives SD row and column one stage (one launch).
+    FW on a diagonal block of 2^(s+1) base tiles runs, for each k-half h in
+    turn (a band over floor(kb / 2^s)): FW on the diagonal block of h
+    (recursively: the tile-layers whose kb, ib, jb share a half), then the
+    calls of h — its pivot rows (SD_row: i in h), pivot columns (SD_col: j
+    in h) and the remaining quadrant (DD, a min-plus product). One band and
+    one sequence per level: O(log Q) nodes, all quasi-affine. paired=True
+    runs SD_row and SD_col as one stage (one launch): 5Q - 4 stages, else 7Q - 6.
     """
-    members = []
-    sd_col, dd = (1, 2) if paired else (2, 3)
-    row_pieces, col_pieces, dd_pieces = [], [], []
-    for level in range(levels):
-        d, D = 2 ** (levels - 1 - level), 2 ** (levels - level)
-        half = f"(floor(kb/{d}) - 2*floor(kb/{D}))"
-        above = f"floor(ib/{D}) = floor(kb/{D}) and floor(jb/{D}) = floor(kb/{D})"
-        i_with, j_with = f"floor(ib/{d}) = floor(kb/{d})", f"floor(jb/{d}) = floor(kb/{d})"
-        i_apart, j_apart = f"floor(ib/{d}) != floor(kb/{d})", f"floor(jb/{d}) != floor(kb/{d})"
-        row, col, product = f"{above} and {i_with} and {j_apart}", f"{above} and {j_with} and {i_apart}", f"{above} and {i_apart} and {j_apart}"
-        members.append((
-            (f"4*{half}", f"{i_with} and {j_with}"),
-            (f"4*{half} + 1", row),
-            (f"4*{half} + {sd_col}", col),
-            (f"4*{half} + {dd}", product),
-            ("0", f"floor(ib/{D}) != floor(kb/{D}) or floor(jb/{D}) != floor(kb/{D})"),
-        ))
-        row_pieces.append(f"({row})")
-        col_pieces.append(f"({col})")
-        dd_pieces.append(f"({product})")
-    base = stage("recursive.I", "ib = kb and jb = kb", ("I",))
-    if not levels:
-        return Sequence_((base,))
-    children = (
-        base,
-        stage("recursive.SD_row", " or ".join(row_pieces), ("SD_row", "DD"), task=("jb",), then=("ib",)),
-        stage("recursive.SD_col", " or ".join(col_pieces), ("SD_col", "DD"), task=("ib",), then=("jb",)),
-        stage("recursive.DD", " or ".join(dd_pieces), ("DD",)),
-    )
-    return Band(tuple(members), False, Sequence_(children, unordered=True))
+
+    def calls(s: int) -> Node:
+        d = 2**s
+        i_in, j_in = f"floor(ib/{d}) = floor(kb/{d})", f"floor(jb/{d}) = floor(kb/{d})"
+        row = stage("recursive.SD_row", i_in, ("SD_row", "DD"), task=("jb",), then=("ib",))
+        col = stage("recursive.SD_col", j_in, ("SD_col", "DD"), task=("ib",), then=("jb",))
+        product = stage("recursive.DD", f"floor(ib/{d}) != floor(kb/{d}) and floor(jb/{d}) != floor(kb/{d})", ("DD",))
+        if paired:
+            return Sequence_((Filter(f"{i_in} or {j_in}", Sequence_((row, col), unordered=True)), product))
+        return Sequence_((row, col, product))
+
+    node: Node = Sequence_((stage("recursive.I", "ib = kb and jb = kb", ("I",)),))
+    for s in range(levels):
+        d = 2**s
+        together = f"floor(ib/{d}) = floor(kb/{d}) and floor(jb/{d}) = floor(kb/{d})"
+        apart = f"floor(ib/{d}) != floor(kb/{d}) or floor(jb/{d}) != floor(kb/{d})"
+        node = Band((f"floor(kb/{d})",), False, Sequence_((Filter(together, node), Filter(apart, calls(s)))))
+    return node
 
 
 # ---------------------------------------------------------------- building

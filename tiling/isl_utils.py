@@ -36,7 +36,11 @@ def enumerate_points(bounded: isl.Set) -> list[Coordinates]:
 
 
 def count_points(bounded: isl.Set | isl.UnionSet) -> int:
-    """Number of integer points of a bounded, parameter-free set."""
+    """Number of integer points of a bounded, parameter-free set (or union of sets)."""
+    if isinstance(bounded, isl.UnionSet):
+        parts: list[isl.Set] = []
+        bounded.foreach_set(parts.append)
+        return sum(count_points(s) for s in parts)
     return int(bounded.count_val().to_python())
 
 

@@ -61,6 +61,112 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0 if same else 1
 
 
+def _family_options(parser: argparse.ArgumentParser, tree: bool = False) -> None:
+    parser.add_argument("family", nargs="?" if tree else None, help="naive, classic, generalized or recursive")
+    parser.add_argument("--n", type=int, required=not tree, default=None, help="problem size")
+    parser.add_argument("--tile", type=int, default=None, help="block size r")
+    parser.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
+    parser.add_argument("--variant", default=None, help="generalized: seed or fused")
+    parser.add_argument("--reverse", default=None, help="generalized: descending or ascending reverse loop")
+    parser.add_argument("--base", type=int, default=None, help="recursive: base tile size")
+    parser.add_argument("--separate", action="store_true", help="recursive: SD row and column in separate launches")
+    if tree:
+        parser.add_argument("--tree", default=None, help="a schedule tree in isl's text form over S[k,i,j]")
+
+
+def _schedule_from(args: argparse.Namespace):
+    from .families import build
+    from .schedule import from_tree
+
+    if getattr(args, "tree", None):
+        if args.family:
+            raise ValueError("give either a family or --tree FILE, not both")
+        with open(args.tree) as handle:
+            return from_tree(handle.read(), args.n, name=args.tree)
+    if not args.family:
+        raise ValueError("name a schedule family (see 'polyfw schedules') or give --tree FILE")
+    params = {}
+    for name in ("kappa", "variant", "reverse", "base"):
+        if getattr(args, name, None) is not None:
+            params[name] = getattr(args, name)
+    if args.separate:
+        params["paired"] = False
+    return build(args.family, args.n, args.tile, **params)
+
+
+def _cmd_schedules(args: argparse.Namespace) -> int:
+    from .families import FAMILY_PARAMETERS
+
+    for family, parameters in FAMILY_PARAMETERS.items():
+        print(family)
+        for name, meaning in parameters:
+            print(f"  --{name:<10} {meaning}")
+    print("any schedule tree in isl's text form: polyfw check --tree FILE --n N")
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .legality import IllegalScheduleError, check
+
+    schedule = _schedule_from(args)
+    try:
+        print(check(schedule, args.model))
+    except IllegalScheduleError as error:
+        print(error)
+        return 1
+    return 0
+
+
+def _cmd_cost(args: argparse.Namespace) -> int:
+    import json
+
+    from .cost import cost
+
+    report = cost(_schedule_from(args), procs=args.procs)
+    print(json.dumps(report.as_dict()) if args.json else report.table())
+    return 0
+
+
+def _generalized_findings(schedule) -> list[str]:
+    """What the checker says about seed 000's orderings, for this size."""
+    from .families import build
+    from .legality import find_violations
+
+    n, tile, kappa = schedule.n, schedule.tile, schedule.params["kappa"]
+    questions = [
+        ("the reverse loop run ascending (l = 0 up)", dict(reverse="ascending")),
+        ("the reverse loop and Rest(K) in one parallel stage (variant 'fused')", dict(variant="fused")),
+        ("LeadRowCol(K,l) before LeadBlock(K,l)", dict(step_order=("LeadRowCol", "LeadBlock"))),
+        ("Rest(K) before the forward loop", dict(part_order=("rest", "forward", "reverse"))),
+    ]
+    lines = []
+    for question, options in questions:
+        broken = find_violations(build("generalized", n, tile, kappa=kappa, **options))
+        lines.append(f"  {question}: " + ("legal" if not broken else f"illegal ({broken[0].dependence})"))
+    return lines
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .draw import draw_block_order
+    from .stages import stage_view
+
+    schedule = _schedule_from(args)
+    print(f"{schedule.name}\n")
+    level = "tile" if schedule.tile_tree is not None else "point"
+    print(f"schedule tree ({level} level, isl text):")
+    print(schedule.tree_text(level))
+    if schedule.family == "generalized":
+        print("\nchecker findings on seed 000's orderings:")
+        print("\n".join(_generalized_findings(schedule)))
+    if schedule.tile_tree is not None and args.png:
+        blocks = -(-schedule.n // schedule.tile)
+        if blocks > args.max_blocks:
+            raise ValueError(f"Q = {blocks} blocks per side is too many to draw; use at most --max-blocks {args.max_blocks}")
+        draw_block_order(stage_view(schedule.tile_tree, schedule.n, schedule.tile), blocks, schedule.name, args.png)
+        print(f"\nblock order drawn to {args.png}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polyfw", description="Polyhedral schedules for Floyd-Warshall.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +181,26 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--dtype", default="float64", choices=["float32", "float64", "int32"])
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
     solve.set_defaults(run=_cmd_solve)
+
+    listing = commands.add_parser("schedules", help="list the schedule families and their parameters")
+    listing.set_defaults(run=_cmd_schedules)
+
+    check = commands.add_parser("check", help="prove a schedule legal, or print a witness (exit 1)")
+    _family_options(check, tree=True)
+    check.add_argument("--model", default="relaxed", choices=["relaxed", "exact"])
+    check.set_defaults(run=_cmd_check)
+
+    cost = commands.add_parser("cost", help="cost model: stages, launches, traffic, critical path, time on P processors")
+    _family_options(cost, tree=True)
+    cost.add_argument("--procs", type=int, default=1, help="processors for the stage-barrier simulation")
+    cost.add_argument("--json", action="store_true", help="print one JSON object")
+    cost.set_defaults(run=_cmd_cost)
+
+    show = commands.add_parser("show", help="print the schedule tree and draw its block order")
+    _family_options(show, tree=True)
+    show.add_argument("--png", default=None, help="draw which block runs in which stage to this PNG")
+    show.add_argument("--max-blocks", type=int, default=16)
+    show.set_defaults(run=_cmd_show)
 
     demo = commands.add_parser("demo", help="dependence analysis, then solve the built-in road network")
     demo.add_argument("--vertices", type=int, default=None, help="use only the first N vertices")

@@ -63,9 +63,13 @@ def _group_conditions(kappa: int) -> dict[str, str]:
 GENERALIZED_VARIANTS = ("seed", "fused")
 
 
+REVERSE_DIRECTIONS = ("descending", "ascending")
+
+
 def generalized_spec(kappa: int, variant: str = "seed",
                      step_order: Sequence[str] = ("LeadBlock", "LeadRowCol"),
-                     part_order: Sequence[str] = ("forward", "reverse", "rest")) -> Node:
+                     part_order: Sequence[str] = ("forward", "reverse", "rest"),
+                     reverse: str = "descending") -> Node:
     """Seed 000's generalized blocked FW: groups of κ block layers, blocks kept over several layers.
 
     Per group K: a forward loop over l (LeadBlock(K,l), then LeadRowCol(K,l)),
@@ -73,8 +77,13 @@ def generalized_spec(kappa: int, variant: str = "seed",
     Rest(K). A tile-layer's forward step is the smallest in-group block index
     >= kb among ib, jb; its reverse step the largest in-group index, when
     both are < kb. variant='fused' runs the reverse loop and Rest as one
-    parallel stage (proved legal; κ'-1 fewer stages per group).
+    parallel stage (proved legal; κ'-1 fewer stages per group);
+    reverse='ascending' runs the reverse loop from l = 0 up (also legal).
+    step_order and part_order reorder the steps for exploration; the
+    checker says which orders are legal.
     """
+    if reverse not in REVERSE_DIRECTIONS:
+        raise ValueError(f"reverse must be one of {', '.join(REVERSE_DIRECTIONS)}, got {reverse!r}")
     if variant not in GENERALIZED_VARIANTS:
         raise ValueError(f"unknown generalized variant {variant!r}; use one of {', '.join(GENERALIZED_VARIANTS)}")
     steps = _permutation(step_order, ("LeadBlock", "LeadRowCol"), "generalized step order")
@@ -84,12 +93,13 @@ def generalized_spec(kappa: int, variant: str = "seed",
         (f"ib - {K}", f"{IG} and ib >= kb and ({nJG} or jb < kb or jb >= ib)"),
         (f"jb - {K}", f"{JG} and jb >= kb and ({nIG} or ib < kb or ib > jb)"),
     )
+    sign = "-" if reverse == "descending" else ""
     reverse_time = (
-        (f"{K} - ib", f"{IG} and ib < kb and ({nJG} or jb <= ib)"),
-        (f"{K} - jb", f"{JG} and jb < kb and ({nIG} or ib < jb)"),
+        (f"{sign}(ib - {K})", f"{IG} and ib < kb and ({nJG} or jb <= ib)"),
+        (f"{sign}(jb - {K})", f"{JG} and jb < kb and ({nIG} or ib < jb)"),
     )
     forward = f"({IG} and ib >= kb) or ({JG} and jb >= kb)"
-    reverse = f"({IG} and ib < kb and ({nJG} or jb < kb)) or ({JG} and jb < kb and ({nIG} or ib < kb))"
+    backward = f"({IG} and ib < kb and ({nJG} or jb < kb)) or ({JG} and jb < kb and ({nIG} or ib < kb))"
     rest = f"{nIG} and {nJG}"
     step_stages = {
         "LeadBlock": stage("generalized.LeadBlock", "ib = jb", ("DD", "I")),
@@ -97,12 +107,12 @@ def generalized_spec(kappa: int, variant: str = "seed",
     }
     parts = {
         "forward": Filter(forward, Band((forward_step,), False, Sequence_(tuple(step_stages[s] for s in steps)))),
-        "reverse": Filter(reverse, Band((reverse_time,), False, tasks("generalized.LeadRowColReverse", ("DD",)))),
+        "reverse": Filter(backward, Band((reverse_time,), False, tasks("generalized.LeadRowColReverse", ("DD",)))),
         "rest": stage("generalized.Rest", rest, ("DD",)),
     }
     if variant == "fused":
         order = _permutation(part_order, ("forward", "reverse", "rest"), "generalized part order")
-        fused = stage("generalized.ReverseAndRest", f"({reverse}) or ({rest})", ("DD",))
+        fused = stage("generalized.ReverseAndRest", f"({backward}) or ({rest})", ("DD",))
         children = []
         for part in order:
             if part == "forward":
@@ -166,27 +176,32 @@ def _validate(n: int | None, tile: int) -> None:
         raise ValueError(f"tile must be a positive int, got {tile!r}")
 
 
-def _from_spec(family: str, spec: Node, n: int | None, tile: int, params: dict) -> Schedule:
+def from_spec(family: str, spec: Node, n: int | None, tile: int, params: dict | None = None,
+              point_order: dict[str, tuple[str, ...]] | None = None) -> Schedule:
+    """A schedule from a tile-level spec (how every family is built; open to new orders too)."""
     tile_tree = build_tree(spec, n, tile)
-    return Schedule(family, n, tile, to_point_tree(tile_tree, n, tile), tile_tree, params)
+    return Schedule(family, n, tile, to_point_tree(tile_tree, n, tile, point_order), tile_tree, params or {})
 
 
 def build_naive(n: int | None, tile: int = 1) -> Schedule:
-    return _from_spec("naive", naive_spec(), n, 1, {})
+    return from_spec("naive", naive_spec(), n, 1, {})
 
 
 def build_classic(n: int | None, tile: int, stages: Sequence[str] = ("I", "SD", "DD")) -> Schedule:
     params = {} if tuple(stages) == ("I", "SD", "DD") else {"stages": "-".join(stages)}
-    return _from_spec("classic", classic_spec(stages), n, tile, params)
+    return from_spec("classic", classic_spec(stages), n, tile, params)
 
 
-def build_generalized(n: int | None, tile: int, kappa: int, variant: str = "seed", **orders) -> Schedule:
+def build_generalized(n: int | None, tile: int, kappa: int, variant: str = "seed", reverse: str = "descending",
+                      **orders) -> Schedule:
     blocks = _blocks(n, tile)
     if not isinstance(kappa, int) or kappa < 1 or (blocks is not None and kappa > blocks):
         limit = "Q" if blocks is None else f"Q = {blocks}"
         raise ValueError(f"kappa must be an int in 1..{limit} (blocks per side), got {kappa!r}")
     params = {"kappa": kappa, "variant": variant, **{k: "-".join(v) for k, v in orders.items()}}
-    return _from_spec("generalized", generalized_spec(kappa, variant, **orders), n, tile, params)
+    if reverse != "descending":
+        params["reverse"] = reverse
+    return from_spec("generalized", generalized_spec(kappa, variant, reverse=reverse, **orders), n, tile, params)
 
 
 def build_recursive(n: int | None, tile: int | None = None, base: int | None = None, paired: bool = True) -> Schedule:
@@ -197,7 +212,7 @@ def build_recursive(n: int | None, tile: int | None = None, base: int | None = N
         raise ValueError("give the recursive family its base size (base=...)")
     _validate(n, base)
     levels = _recursive_levels(_blocks(n, base))
-    return _from_spec("recursive", recursive_spec(levels, paired), n, base, {"base": base, "paired": paired})
+    return from_spec("recursive", recursive_spec(levels, paired), n, base, {"base": base, "paired": paired})
 
 
 FAMILIES: dict[str, Callable[..., Schedule]] = {
@@ -212,9 +227,10 @@ FAMILY_PARAMETERS = {
     "naive": [("n", "problem size")],
     "classic": [("n", "problem size"), ("tile", "block size r")],
     "generalized": [("n", "problem size"), ("tile", "block size r"), ("kappa", "block layers per group, 1..Q"),
-                    ("variant", "'seed' (seed 000's stages) or 'fused' (reverse loop and Rest in one stage)")],
+                    ("variant", "'seed' (seed 000's stages) or 'fused' (reverse loop and Rest in one stage)"),
+                    ("reverse", "'descending' (seed 000) or 'ascending' order of the reverse loop")],
     "recursive": [("n", "problem size"), ("base", "base tile size t_R"),
-                  ("paired", "True: SD row and column share a launch")],
+                  ("separate", "SD row and column products in separate launches (default: one shared launch)")],
 }
 
 

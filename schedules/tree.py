@@ -145,23 +145,37 @@ def build_tree(spec: Node, n: int | None, tile: int) -> isl.Schedule:
     return _grow(root.get_root().child(0), spec, params).get_schedule()
 
 
-def _point_band(n: int | None) -> isl.MultiUnionPwAff:
+def _point_band_for(order: tuple[str, ...], n: int | None) -> isl.MultiUnionPwAff:
     names = ", ".join(model.ITERATORS)
-    pieces = ", ".join(f"{{ {model.STATEMENT}[{names}] -> [({x})] }}" for x in model.ITERATORS)
+    pieces = ", ".join(f"{{ {model.STATEMENT}[{names}] -> [({x})] }}" for x in order)
     return isl.MultiUnionPwAff(f"{_prefix(['n'] if n is None else [])}[{pieces}]")
 
 
-def to_point_tree(tile_tree: isl.Schedule, n: int | None, tile: int) -> isl.Schedule:
-    """The same order over the points S[k,i,j]: tile-layer by tile-layer, k, i, j inside each."""
+def _enclosing_role(node: isl.ScheduleNode) -> str | None:
+    while node.has_parent():
+        node = node.parent()
+        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() in ROLE_CONDITIONS:
+            return node.mark_get_id().get_name()
+    return None
+
+
+def to_point_tree(tile_tree: isl.Schedule, n: int | None, tile: int,
+                  point_order: dict[str, tuple[str, ...]] | None = None) -> isl.Schedule:
+    """The same order over the points S[k,i,j]: tile-layer by tile-layer, k, i, j inside each.
+
+    point_order can give a role another order of the point loops (e.g.
+    SD_row: ('i', 'j', 'k')) to explore what the checker then says.
+    """
     names = ", ".join(model.ITERATORS)
     blocks = ", ".join(f"floor({x}/{tile})" for x in model.ITERATORS)
     to_tile = isl.UnionPwMultiAff(f"{_prefix(['n'] if n is None else [])}{{ {model.STATEMENT}[{names}] -> {TILE}[{blocks}] }}")
     points = tile_tree.pullback_union_pw_multi_aff(to_tile).intersect_domain(isl.UnionSet.from_set(model.domain(n)))
-    band = _point_band(n)
+    bands = {role: _point_band_for(order, n) for role, order in (point_order or {}).items()}
+    default = _point_band_for(model.ITERATORS, n)
 
     def add_point_loops(node: isl.ScheduleNode) -> isl.ScheduleNode:
         if node.get_type() == isl.schedule_node_type.leaf:
-            return node.insert_partial_schedule(band)
+            return node.insert_partial_schedule(bands.get(_enclosing_role(node), default))
         return node
 
     return points.map_schedule_node_bottom_up(add_point_loops)

@@ -180,7 +180,8 @@ def from_spec(family: str, spec: Node, n: int | None, tile: int, params: dict | 
               point_order: dict[str, tuple[str, ...]] | None = None) -> Schedule:
     """A schedule from a tile-level spec (how every family is built; open to new orders too)."""
     tile_tree = build_tree(spec, n, tile)
-    return Schedule(family, n, tile, to_point_tree(tile_tree, n, tile, point_order), tile_tree, params or {})
+    original = all(tuple(order) == ("k", "i", "j") for order in (point_order or {}).values())
+    return Schedule(family, n, tile, to_point_tree(tile_tree, n, tile, point_order), tile_tree, params or {}, original)
 
 
 def build_naive(n: int | None, tile: int = 1) -> Schedule:

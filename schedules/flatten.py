@@ -60,6 +60,14 @@ def _walk(node: isl.ScheduleNode, path: _Path, found: list[_Path]) -> None:
     raise ValueError(f"schedule tree node of type {kind} is not supported (use bands, sequences, sets, filters and marks)")
 
 
+def leaf_domains(tree: isl.Schedule) -> list[isl.UnionSet]:
+    """The instances reaching each leaf of the tree (each runs once per leaf it reaches)."""
+    root = tree.get_root()
+    paths: list[_Path] = []
+    _walk(root.child(0), _Path(root.domain_get_domain(), []), paths)
+    return [path.domain for path in paths]
+
+
 def _layout(paths: list[_Path]) -> list[tuple[int, bool]]:
     """Global columns as (path depth, parallel?) pairs."""
     depth = max((len(p.columns) for p in paths), default=0)

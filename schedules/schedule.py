@@ -28,6 +28,9 @@ class Schedule:
     tree: isl.Schedule
     tile_tree: isl.Schedule | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    #: True when every tile-layer runs its points in the original (k, i, j) order, which is
+    #: what lets the checker prove the tile-level order instead of the point-level one
+    original_point_order: bool = True
 
     @property
     def name(self) -> str:
@@ -44,7 +47,7 @@ class Schedule:
 
     def tile_schedule_map(self) -> ScheduleMap | None:
         """The flat order of the tile-layers (None for a tree given only over points)."""
-        return self._tile_flat
+        return self._tile_flat if self.original_point_order else None
 
     @cached_property
     def _tile_flat(self) -> ScheduleMap | None:

@@ -7,7 +7,7 @@ and the task enumerator alike.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -124,7 +124,3 @@ def build_ast(schedule: isl.Schedule) -> isl.AstNode:
 def schedule_to_c(schedule: isl.Schedule) -> str:
     """isl's own C rendering of the schedule's AST (marks show as comments)."""
     return build_ast(schedule).to_C_str()
-
-
-def indent_lines(lines: Sequence[str], levels: int) -> list[str]:
-    return ["    " * levels + line for line in lines]

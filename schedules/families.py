@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from .schedule import Schedule
-from .tree import ROLE_CONDITIONS, Band, Filter, Node, Sequence_, build_tree, roles, stage, tasks, to_point_tree
+from .tree import ROLE_CONDITIONS, Band, Filter, Node, Sequence_, build_tree, stage, tasks, to_point_tree
 
 ALL_ROLES = tuple(ROLE_CONDITIONS)
 

@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from schedules import IllegalScheduleError, MalformedScheduleError, ScheduleMap, check, find_violations, maps
@@ -123,6 +123,8 @@ def test_isl_agrees_with_brute_force(schedule, model):
     parallel=st.lists(st.booleans(), min_size=7, max_size=7),
     model=st.sampled_from(["exact", "relaxed"]),
 )
+# isl's lexmin fails on this one's broken pairs; the witness must still come out
+@example(n=4, tile=2, stages=["I", "SD", "DD"], parallel=[False] * 6 + [True], model="exact")
 def test_isl_agrees_with_brute_force_on_random_blocked_variants(n, tile, stages, parallel, model):
     base = maps.classic_blocked(n, tile, stages)
     schedule = ScheduleMap(base.map, tuple(parallel), n, "random-variant")

@@ -6,8 +6,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+# CI draws the same examples every run (a failure is reproducible); "thorough" explores afresh
 settings.register_profile(
-    "polyfw", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow]
+    "polyfw", deadline=None, max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.register_profile("thorough", parent=settings.get_profile("polyfw"), max_examples=600)
+settings.register_profile("thorough", parent=settings.get_profile("polyfw"), max_examples=600, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "polyfw"))

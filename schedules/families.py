@@ -110,17 +110,11 @@ def generalized_spec(kappa: int, variant: str = "seed",
         "reverse": Filter(backward, Band((reverse_time,), False, tasks("generalized.LeadRowColReverse", ("DD",)))),
         "rest": stage("generalized.Rest", rest, ("DD",)),
     }
-    if variant == "fused":
-        order = _permutation(part_order, ("forward", "reverse", "rest"), "generalized part order")
-        fused = stage("generalized.ReverseAndRest", f"({backward}) or ({rest})", ("DD",))
-        children = []
-        for part in order:
-            if part == "forward":
-                children.append(parts["forward"])
-            elif fused not in children:
-                children.append(fused)
-        return Band((f"floor(kb/{kappa})",), False, Sequence_(tuple(children)))
     order = _permutation(part_order, ("forward", "reverse", "rest"), "generalized part order")
+    if variant == "fused":
+        # the reverse loop and Rest become one stage, placed where the first of them was
+        parts["tail"] = stage("generalized.ReverseAndRest", f"({backward}) or ({rest})", ("DD",))
+        order = tuple(dict.fromkeys(p if p == "forward" else "tail" for p in order))
     return Band((f"floor(kb/{kappa})",), False, Sequence_(tuple(parts[p] for p in order)))
 
 

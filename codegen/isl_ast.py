@@ -26,10 +26,12 @@ _BINARY = {
     isl.ast_expr_op_type.lt: "<",
     isl.ast_expr_op_type.ge: ">=",
     isl.ast_expr_op_type.gt: ">",
-    isl.ast_expr_op_type.and_: "and",
-    isl.ast_expr_op_type.and_then: "and",
-    isl.ast_expr_op_type.or_: "or",
-    isl.ast_expr_op_type.or_else: "or",
+    # conditions are side-effect free: & and | keep them one basic block each, where
+    # short-circuit and/or made Numba's compile time grow with every clause
+    isl.ast_expr_op_type.and_: "&",
+    isl.ast_expr_op_type.and_then: "&",
+    isl.ast_expr_op_type.or_: "|",
+    isl.ast_expr_op_type.or_else: "|",
 }
 
 
@@ -64,6 +66,8 @@ class Hooks:
     mark: Callable[[str], tuple[list[str], list[str]]] = field(default=lambda name: ([f"# {name}"], []))
     #: loop iterator -> the name of the range function ('range' or e.g. 'prange')
     loop: Callable[[str], str] = field(default=lambda iterator: "range")
+    #: called with the mark's name once its body is written
+    leave_mark: Callable[[str], None] = field(default=lambda name: None)
 
 
 def _loop_header(node: isl.AstNode, hooks: Hooks) -> str:
@@ -104,8 +108,10 @@ def node_to_python(node: isl.AstNode, hooks: Hooks, indent: int = 0) -> list[str
             lines += [f"{pad}else:"] + node_to_python(node.if_get_else_node(), hooks, indent + 1)
         return lines
     if kind == isl.ast_node_type.mark:
-        before, after = hooks.mark(node.mark_get_id().get_name())
+        name = node.mark_get_id().get_name()
+        before, after = hooks.mark(name)
         body = node_to_python(node.mark_get_node(), hooks, indent)
+        hooks.leave_mark(name)
         return [pad + line for line in before] + body + [pad + line for line in after]
     if kind == isl.ast_node_type.user:
         call = node.user_get_expr()

@@ -1,4 +1,6 @@
 """Schedules of the Floyd–Warshall nest: representation, legality, solving."""
+import codegen  # noqa: F401  (first: it sets Numba's CPU features before Numba compiles anything)
+
 from .cost import CostReport, cost
 from .families import FAMILIES, build, from_spec
 from .legality import IllegalScheduleError, MalformedScheduleError, Verdict, Violation, check, find_violations

@@ -1,0 +1,62 @@
+"""The part of code generation every target shares: which tree to walk, and its marks.
+
+A family schedule is generated from its tile-level tree: each statement
+T[kb, ib, jb] is one tile-layer, run by the tile kernel its role mark names,
+so the code stays the same size for any n. A tree given only over the points
+S[k, i, j] (a user's tree, a custom point order, tile size 1) is generated
+point by point. Either way the tree gets the stage view's marks plus a
+'parallel' mark above each band whose iterations are a stage's tasks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from schedules.schedule import Schedule
+from schedules.stages import TASK_MARK, compact_loops, mark_stages
+
+from .isl_ast import build_ast
+
+PARALLEL_MARK = "parallel"
+
+
+@dataclass(frozen=True)
+class Front:
+    """The tree a generator walks, its isl AST, and what a statement instance is."""
+
+    tree: isl.Schedule
+    ast: isl.AstNode
+    #: 'tile' (statements are tile-layers T[kb, ib, jb]) or 'point' (statements are S[k, i, j])
+    level: str
+    n: int
+    tile: int
+
+
+def _parallel_above_tasks(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    if node.get_type() != isl.schedule_node_type.band or node.n_children() != 1:
+        return node
+    below = node.child(0)
+    if below.get_type() == isl.schedule_node_type.mark and below.mark_get_id().get_name() == TASK_MARK:
+        return node.insert_mark(isl.Id(PARALLEL_MARK))
+    return node
+
+
+def mark_parallel(tree: isl.Schedule) -> isl.Schedule:
+    """A 'parallel' mark above each band whose iterations are tasks (after mark_stages)."""
+    return tree.map_schedule_node_bottom_up(_parallel_above_tasks)
+
+
+def prepare(schedule: Schedule) -> Front:
+    """The marked tree and AST to generate code from."""
+    if schedule.n is None:
+        raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n to generate code")
+    tile_level = schedule.tile_tree is not None and schedule.original_point_order and schedule.tile > 1
+    tree = schedule.tile_tree if tile_level else schedule.tree
+    marked = mark_parallel(compact_loops(mark_stages(tree)))
+    return Front(marked, build_ast(marked), "tile" if tile_level else "point", schedule.n, schedule.tile)
+
+
+def isl_c_source(front: Front) -> str:
+    """isl's own C rendering of the AST the generator walks (marks print as comments)."""
+    return front.ast.to_C_str()

@@ -27,7 +27,12 @@ from numba.core import types
 
 DTYPES = ("float32", "float64", "int32")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
-ROLE_KERNELS = {"I": "relax_layers", "SD_row": "relax_layers", "SD_col": "relax_layers", "DD": "relax_product"}
+ROLE_KERNELS = {"I": "relax_layers", "SD_row": "relax_row_strips", "SD_col": "relax_row_groups", "DD": "relax_product"}
+#: kernel -> its number in a stage's task list
+KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_row_strips": 2, "relax_row_groups": 3}
+#: rows an SD column kernel keeps in L1 at a time
+SD_ROW_GROUP = 8
+FASTMATH = ", fastmath={'nnan', 'nsz'}"
 
 
 @dataclass(frozen=True)
@@ -82,24 +87,47 @@ def relax_point_pred(a, pred, k, i, j, status):
 _LAYERS = '''
 
 @njit(cache=True)
-def relax_layers(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """Layers k0..k1-1 on rows i0..i1-1, columns j0..j1-1, in the nest's order.
+def relax_rows(a, k, i0, i1, j0, j1, status):
+    """Layer k on rows i0..i1-1, columns j0..j1-1: register-wide column strips, then the edge."""
+    note_negative_pivot(a, k, i0, i1, j0, j1, status)
+    columns = np.uint64({columns})
+    j_full = j0 + (j1 - j0) // columns * columns
+    for j in range(j0, j_full, columns):
+        micro_rows(a, k, i0, i1, j)
+    for i in range(i0, i1):
+        a_ik = a[i, k]
+        for j in range(j_full, j1):
+            a[i, j] = min(a[i, j], {relax})
 
-    Row k is copied first: LLVM cannot prove rows i and k apart and would
-    keep the scalar loop. The copy (and a[i, k] held in a register) is exact
-    because neither changes within layer k while a[k, k] >= 0.
-    """
-    k0, k1, i0, i1 = np.uint64(k0_), np.uint64(k1_), np.uint64(i0_), np.uint64(i1_)
-    j0, j1 = np.uint64(j0_), np.uint64(j1_)
-    pivot_row = np.empty(j1 - j0, dtype=a.dtype)
-    for k in range(k0, k1):
-        note_negative_pivot(a, k, i0, i1, j0, j1, status)
-        for j in range(j0, j1):
-            pivot_row[j - j0] = a[k, j]
-        for i in range(i0, i1):
-            a_ik = a[i, k]
-            for j in range(j0, j1):
-                a[i, j] = min(a[i, j], {relax})
+
+@njit(cache=True)
+def relax_layers(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
+    """The nest's own order (k outermost): right for any tile-layer; used for I."""
+    i0, i1, j0, j1 = np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
+    for k in range(np.uint64(k0_), np.uint64(k1_)):
+        relax_rows(a, k, i0, i1, j0, j1, status)
+
+
+@njit(cache=True)
+def relax_row_strips(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
+    """SD row tile-layers: column j reads only column j (and the closed pivot block), so
+    each strip of columns runs all its layers while it sits in L1."""
+    i0, i1, j0, j1 = np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
+    columns = np.uint64({columns})
+    for j in range(j0, j1, columns):
+        for k in range(np.uint64(k0_), np.uint64(k1_)):
+            relax_rows(a, k, i0, i1, j, min(j + columns, j1), status)
+
+
+@njit(cache=True)
+def relax_row_groups(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
+    """SD column tile-layers: row i reads only row i (and the closed pivot block), so each
+    group of rows runs all its layers while it sits in L1."""
+    i0, i1, j0, j1 = np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
+    rows = np.uint64({group})
+    for i in range(i0, i1, rows):
+        for k in range(np.uint64(k0_), np.uint64(k1_)):
+            relax_rows(a, k, i, min(i + rows, i1), j0, j1, status)
 '''
 
 _PRODUCT = '''
@@ -112,8 +140,8 @@ def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
     rows, columns = np.uint64({rows}), np.uint64({columns})
     i_full = i0 + (i1 - i0) // rows * rows
     j_full = j0 + (j1 - j0) // columns * columns
-    for i in range(i0, i_full, rows):
-        for j in range(j0, j_full, columns):
+    for j in range(j0, j_full, columns):  # the B strip stays in L1 while the rows pass
+        for i in range(i0, i_full, rows):
             micro_product(a, i, j, k0, depth)
     if j_full < j1:
         relax_layers(a, k0_, k1_, i0_, i_full, j_full, j1_, status)
@@ -142,8 +170,8 @@ def relax_layers_pred(a, pred, k0_, k1_, i0_, i1_, j0_, j1_, status):
 
 _TASKS = '''
 
-# kernel numbers in a task list
-LAYERS, PRODUCT = 0, 1
+# kernel numbers in a task list (KERNEL_NUMBERS in polyfw's codegen.kernels)
+LAYERS, PRODUCT, ROW_STRIPS, ROW_GROUPS = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -176,12 +204,28 @@ def run_tasks({matrices}, status, calls, n_calls, tasks, n_tasks, tile, n):
 '''
 
 _DISPATCH = {
-    False: """if calls[c, 0] == PRODUCT:
+    False: """kernel = calls[c, 0]
+            if kernel == PRODUCT:
                 relax_product(a, k0, k1, i0, i1, j0, j1, status)
+            elif kernel == ROW_STRIPS:
+                relax_row_strips(a, k0, k1, i0, i1, j0, j1, status)
+            elif kernel == ROW_GROUPS:
+                relax_row_groups(a, k0, k1, i0, i1, j0, j1, status)
             else:
                 relax_layers(a, k0, k1, i0, i1, j0, j1, status)""",
     True: "relax_layers_pred(a, pred, k0, k1, i0, i1, j0, j1, status)",
 }
+
+
+def _micro_rows_source(options: KernelOptions) -> str:
+    """One layer k on a run of rows and NR columns: row k's strip held in registers."""
+    columns = options.register_block[1]
+    lines = ["", "", f"@njit(cache=True{FASTMATH})", "def micro_rows(a, k, i0, i1, j0):"]
+    lines += [f"    j{q} = j0 + np.uint64({q})" for q in range(columns)]
+    lines += [f"    b{q} = a[k, j{q}]" for q in range(columns)]
+    lines += ["    for i in range(i0, i1):", "        x = a[i, k]"]
+    lines += [f"        a[i, j{q}] = min(a[i, j{q}], {options.cast(f'x + b{q}')})" for q in range(columns)]
+    return "\n".join(lines) + "\n"
 
 
 def _micro_source(options: KernelOptions) -> str:
@@ -205,11 +249,13 @@ def kernel_source(options: KernelOptions) -> str:
     rows, columns = options.register_block
     source = _HEAD.format(dtype=options.dtype, rows=rows, columns=columns)
     source += _POINT.replace("{relax}", options.cast("a[i, k] + a[k, j]"))
-    source += _LAYERS.replace("{relax}", options.cast("a_ik + pivot_row[j - j0]"))
+    source += _LAYERS.replace("{relax}", options.cast("a_ik + a[k, j]")).replace(
+        "{columns}", str(columns)).replace("{group}", str(SD_ROW_GROUP))
     matrices = "a, pred" if options.predecessors else "a"
     source += _TASKS.replace("{matrices}", matrices).replace("{dispatch}", _DISPATCH[options.predecessors])
     if options.predecessors:
         return source + _PREDECESSORS.replace("{relax_direct}", options.cast("a_ik + a[k, j]"))
+    source += _micro_rows_source(options)
     return source + _PRODUCT.format(rows=rows, columns=columns) + _micro_source(options)
 
 
@@ -229,6 +275,8 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str | types.Type]:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"
         return {**record, "relax_layers_pred": pred,
                 "run_tasks": f"void({matrix}, int32[:, ::1], int64[::1], {table}, {table}, int64, int64)"}
-    return {**record, "micro_product": f"void({matrix}, uint64, uint64, uint64, uint64)",
-            "relax_layers": layers, "relax_product": layers,
+    u = ", ".join(["uint64"] * 4)
+    return {**record, "micro_product": f"void({matrix}, {u})", "micro_rows": f"void({matrix}, {u})",
+            "relax_rows": f"void({matrix}, {u}, uint64, int64[::1])",
+            "relax_layers": layers, "relax_row_strips": layers, "relax_row_groups": layers, "relax_product": layers,
             "run_tasks": f"void({matrix}, int64[::1], {table}, {table}, int64, int64)"}

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType
 
+import numba
 import numpy as np
 
+from schedules.races import racing_reads
 from schedules.schedule import Schedule
-from schedules.stages import STAGE_MARK, TASK_MARK
+from schedules.stages import STAGE_MARK, TASK_MARK, stage_view
 
 from .cache import load_module
 from .front import PARALLEL_MARK, Front, isl_c_source, prepare
@@ -145,19 +147,28 @@ class CompiledSchedule:
     isl_c: str
     compile_seconds: float
     _run: Callable
+    #: run one thread at a time: predecessors under a schedule whose tasks read blocks
+    #: other tasks of the stage write (a torn (distance, predecessor) read otherwise)
+    serial: bool = False
 
     def __call__(self, a: np.ndarray, pred: np.ndarray | None = None) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
         with a[k, k] < 0 seen as a pivot (a negative cycle), else -1."""
         check_matrix(a, self.n, self.options.dtype, "a")
         status = np.full(1, -1, dtype=np.int64)
+        arguments = (a, status)
         if self.options.predecessors:
             if pred is None:
                 raise ValueError(f"{self.name} was generated with predecessors: pass pred (int32, {self.n} x n)")
             check_matrix(pred, self.n, "int32", "pred")
-            self._run(a, pred, status)
-        else:
-            self._run(a, status)
+            arguments = (a, pred, status)
+        threads = numba.get_num_threads()
+        if self.serial:
+            numba.set_num_threads(1)
+        try:
+            self._run(*arguments)
+        finally:
+            numba.set_num_threads(threads)
         return int(status[0])
 
 
@@ -186,6 +197,17 @@ def _compile_kernels(options: KernelOptions):
 
 _COMPILED: dict[tuple, CompiledSchedule] = {}
 
+#: point-level schedules larger than this are not analysed for races (run serially with predecessors)
+RACE_ANALYSIS_UP_TO = 2**21
+
+
+def _has_racing_reads(schedule: Schedule, front: Front) -> bool:
+    if front.level == "tile":
+        return racing_reads(stage_view(schedule.tile_tree, front.n, front.tile)) > 0
+    if front.n**3 > RACE_ANALYSIS_UP_TO:
+        return True
+    return racing_reads(stage_view(schedule.tree, front.n, 1)) > 0
+
 #: tile-level drivers with at most this many tile-layers run as Python (no compile; the
 #: recording costs about a microsecond per tile-layer), larger ones are compiled
 INTERPRET_UP_TO = 100_000
@@ -213,7 +235,8 @@ def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule
         pred = ", int32[:, ::1]" if options.predecessors else ""
         run.compile(f"void({matrix}{pred}, int64[::1])")
         run.disable_compile()
+    serial = options.predecessors and _has_racing_reads(schedule, front)
     compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, driver_text, kernels_text,
-                                isl_c_source(front), time.perf_counter() - started, run)
+                                isl_c_source(front), time.perf_counter() - started, run, serial)
     _COMPILED[key] = compiled
     return compiled

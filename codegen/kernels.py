@@ -29,7 +29,8 @@ DTYPES = ("float32", "float64", "int32")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
 ROLE_KERNELS = {"I": "relax_layers", "SD_row": "relax_row_strips", "SD_col": "relax_row_groups", "DD": "relax_product"}
 #: kernel -> its number in a stage's task list
-KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_row_strips": 2, "relax_row_groups": 3}
+KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_row_strips": 2, "relax_row_groups": 3,
+                  "relax_layers_pred": 0}
 #: rows an SD column kernel keeps in L1 at a time
 SD_ROW_GROUP = 8
 FASTMATH = ", fastmath={'nnan', 'nsz'}"

@@ -1,13 +1,30 @@
-"""All-pairs shortest paths on any supported input: graph semantics around a kernel."""
+"""All-pairs shortest paths on any supported input: graph semantics around generated code.
+
+The generated code runs the bare nest; here the matrix gets its graph
+meaning (zero diagonal, INF for missing edges), a padded row stride,
+predecessors in scipy's convention, and negative cycles become an error.
+"""
 from __future__ import annotations
+
+import json
+import logging
+from importlib import resources
+from typing import Any
 
 import numpy as np
 from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
-from codegen.reference import floyd_warshall_naive
-from tiling.graphs import INT32_INF, as_dense, missing_edges
+from tiling.graphs import INT32_INF, as_dense, missing_edges, resolve_dtype
 
-SCHEDULES = ("naive",)
+from .families import FAMILIES, build
+from .schedule import Schedule
+
+log = logging.getLogger("polyfw")
+
+#: scipy's mark for "no predecessor"
+NO_PREDECESSOR = -9999
+DEFAULT_TILE = 128
+DEFAULT_KAPPA = 4
 
 
 class NegativeCycleError(_ScipyNegativeCycleError):
@@ -21,32 +38,124 @@ class NegativeCycleError(_ScipyNegativeCycleError):
         super().__init__(f"negative cycle through vertex {vertex}: shortest paths are undefined")
 
 
-def _restore_unreachable(distances: np.ndarray, lightest_edge: float) -> None:
+def tuning_table() -> dict[str, Any]:
+    """The shipped table of fastest configurations (benchmarks/cpu.py --tune writes it)."""
+    return json.loads(resources.files("schedules").joinpath("tuning.json").read_text())
+
+
+def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
+    """'generalized:kappa=2,tile=64' -> ('generalized', {'kappa': 2, 'tile': 64})."""
+    family, _, settings = text.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, settings.split(",")):
+        key, equals, value = item.partition("=")
+        if not equals:
+            raise ValueError(f"schedule setting {item!r} in {text!r} is not key=value")
+        params[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else value.strip()
+    return family.strip(), params
+
+
+def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, dict[str, Any]]:
+    """The tuning table's configuration for this size, dtype and target."""
+    rows = tuning_table().get(target, {}).get(dtype)
+    if not rows:
+        return "classic", {"tile": DEFAULT_TILE}
+    for up_to, family, params in rows:
+        if n <= up_to:
+            return family, dict(params)
+    return rows[-1][1], dict(rows[-1][2])
+
+
+def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str = "cpu",
+                     tile: int | None = None, kappa: int | None = None) -> Schedule:
+    """A concrete schedule for an n-vertex problem from a family name, 'auto', or a Schedule."""
+    if isinstance(schedule, Schedule):
+        if schedule.n != n:
+            raise ValueError(f"schedule {schedule.name} was built for n={schedule.n}, the graph has {n} vertices")
+        return schedule
+    family, params = auto_configuration(n, dtype, target) if schedule == "auto" else parse_schedule(schedule)
+    if family not in FAMILIES:
+        raise ValueError(f"unknown schedule {schedule!r}; use 'auto', one of {', '.join(FAMILIES)} "
+                         f"(optionally 'family:key=value,...'), or a Schedule")
+    if tile is not None:
+        params["tile"] = tile
+    if kappa is not None:
+        params["kappa"] = kappa
+    tile_size = min(int(params.pop("tile", params.pop("base", DEFAULT_TILE))), n)
+    if family == "generalized":
+        params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))
+    if family == "recursive":
+        params["base"] = tile_size
+    chosen = build(family, n, None if family == "recursive" else tile_size, **params)
+    if schedule == "auto":
+        log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)
+    return chosen
+
+
+def padded_stride(n: int) -> int:
+    """Row length for an n-column matrix: a multiple of 16 elements (64-byte rows for
+    float32), plus 16 so power-of-two n does not map every row to the same cache sets."""
+    return -(-n // 16) * 16 + 16
+
+
+def _restore_unreachable(distances: np.ndarray, lightest_edge: float) -> np.ndarray:
     """With negative edges, INF_int32 + w < INF_int32 can leak into results; put INF back.
 
     as_dense bounds (n-1)*(max-min) below INF, so every real path is below
     INF + (n-1)*min and everything at or above it went through a missing edge.
+    Returns where INF was put back.
     """
     n = distances.shape[0]
-    threshold = int(INT32_INF) + (n - 1) * lightest_edge
-    distances[distances >= threshold] = INT32_INF
+    leaked = distances >= int(INT32_INF) + (n - 1) * lightest_edge
+    distances[leaked] = INT32_INF
+    return leaked
 
 
-def solve(graph, *, schedule: str = "naive", dtype=None, directed: bool = True) -> np.ndarray:
+def initial_predecessors(distances: np.ndarray) -> np.ndarray:
+    """pred[i, j] = i for every edge i -> j (i != j), NO_PREDECESSOR elsewhere."""
+    n = distances.shape[0]
+    pred = np.where(missing_edges(distances), NO_PREDECESSOR, np.arange(n, dtype=np.int32)[:, None])
+    pred = pred.astype(np.int32)
+    np.fill_diagonal(pred, NO_PREDECESSOR)
+    return pred
+
+
+def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, kappa: int | None = None,
+          target: str = "cpu", dtype=None, directed: bool = True, predecessors: bool = False,
+          weight: str = "weight"):
     """Shortest-path distances between all pairs of vertices of `graph`.
 
-    Accepts every input of tiling.graphs.as_dense. Unreachable pairs are
-    np.inf in float dtypes and tiling.graphs.INT32_INF in int32. Raises
-    NegativeCycleError when a negative cycle exists.
+    Accepts every input of tiling.graphs.as_dense. schedule: 'auto' (the
+    tuning table's fastest configuration, logged on the 'polyfw' logger), a
+    family name ('classic', 'generalized:kappa=2', ...), or a Schedule built
+    for this n. Unreachable pairs are np.inf in float dtypes and
+    tiling.graphs.INT32_INF in int32. Raises NegativeCycleError when a
+    negative cycle exists. With predecessors=True returns (distances,
+    predecessors) in scipy's convention.
     """
-    if schedule not in SCHEDULES:
-        raise ValueError(f"unknown schedule {schedule!r}; available: {', '.join(SCHEDULES)}")
-    distances = as_dense(graph, dtype=dtype, directed=directed)
+    from codegen import generate  # codegen imports this package's modules: import it late
+
+    distances = as_dense(graph, dtype=dtype, directed=directed, weight=weight)
+    n = distances.shape[0]
+    dtype_name = resolve_dtype(dtype).name
+    chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
+    compiled = generate(chosen, target=target, dtype=dtype_name, predecessors=predecessors)
     finite = distances[~missing_edges(distances)]
     lightest_edge = float(finite.min()) if finite.size else 0.0
-    negative_cycle_at = floyd_warshall_naive(distances)
-    if negative_cycle_at >= 0:
-        raise NegativeCycleError(int(negative_cycle_at))
+    matrix = np.empty((n, padded_stride(n)), dtype=distances.dtype)
+    matrix[:, :n] = distances
+    pred = None
+    if predecessors:
+        pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
+        pred[:, :n] = initial_predecessors(distances)
+    negative_at = compiled(matrix, pred)
+    if negative_at >= 0:
+        raise NegativeCycleError(negative_at)
+    distances = np.ascontiguousarray(matrix[:, :n])
     if distances.dtype == np.int32 and lightest_edge < 0:
-        _restore_unreachable(distances, lightest_edge)
-    return distances
+        leaked = _restore_unreachable(distances, lightest_edge)
+        if pred is not None:
+            pred[:, :n][leaked] = NO_PREDECESSOR
+    if pred is None:
+        return distances
+    return distances, np.ascontiguousarray(pred[:, :n])

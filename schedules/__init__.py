@@ -8,6 +8,7 @@ from .schedule import Schedule, from_tree
 from .schedule_map import ScheduleMap
 from .simulate import execute
 from .stages import StageView, stage_view
+from .scipy_api import floyd_warshall
 from .solve import NegativeCycleError, solve
 
 __all__ = [
@@ -29,5 +30,6 @@ __all__ = [
     "Violation",
     "check",
     "find_violations",
+    "floyd_warshall",
     "solve",
 ]

@@ -21,44 +21,71 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     from .solve import solve
 
-    distances = solve(read_graph(args.input), dtype=args.dtype, directed=not args.undirected)
+    result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
+                   target=args.target, dtype=args.dtype, directed=not args.undirected,
+                   predecessors=args.predecessors is not None)
+    distances, predecessors = result if args.predecessors else (result, None)
     np.save(args.output, distances)
     print(f"wrote {distances.shape[0]} x {distances.shape[1]} {distances.dtype} distances to {args.output}")
+    if predecessors is not None:
+        np.save(args.predecessors, predecessors)
+        print(f"wrote predecessors to {args.predecessors}")
     return 0
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from scipy.sparse.csgraph import floyd_warshall
+def _cmd_emit(args: argparse.Namespace) -> int:
+    from codegen import generate
 
-    from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, minnesota_road_graph
-    from tiling.report import dependence_report
+    compiled = generate(_schedule_from(args), target=args.target, dtype=args.dtype,
+                        predecessors=args.predecessors)
+    print(f"# ---- isl's C AST of {compiled.name}\n{compiled.isl_c}")
+    print(f"# ---- generated driver ({args.target}, {args.dtype})\n{compiled.source}")
+    if args.kernels:
+        print(f"# ---- tile kernels\n{compiled.kernel_source}")
+    return 0
 
-    from .solve import solve
 
-    print(dependence_report(None))
-    road = minnesota_road_graph()
-    matrix = as_dense(road)
+def _compare_matrix(args: argparse.Namespace) -> tuple[np.ndarray, str]:
+    from tiling.graphs import as_dense, minnesota_road_graph, random_graph, read_graph
+
+    if args.input:
+        return as_dense(read_graph(args.input), dtype=args.dtype), args.input
+    if args.n:
+        return as_dense(random_graph(args.n, seed=0), dtype=args.dtype), f"random graph, n={args.n}, m=4n"
+    matrix = as_dense(minnesota_road_graph(), dtype=args.dtype)
     if args.vertices:
         matrix = np.ascontiguousarray(matrix[: args.vertices, : args.vertices])
+    return matrix, f"Minnesota road network (pygsp), {matrix.shape[0]} vertices, metres"
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare, plot, table, write_csv
+
+    matrix, label = _compare_matrix(args)
     n = matrix.shape[0]
-    print(f"Default input: Minnesota road network (pygsp), {n} vertices, "
-          f"{int(np.isfinite(matrix).sum()) - n} arcs, weights in whole metres")
-    solve(matrix[:2, :2], dtype=args.dtype)  # compile outside the timing
-    start = time.perf_counter()
-    distances = solve(matrix, dtype=args.dtype)
-    ours = time.perf_counter() - start
-    edges = dense_to_sparse(matrix)
-    start = time.perf_counter()
-    expected = floyd_warshall(edges)
-    scipy_seconds = time.perf_counter() - start
-    same = np.array_equal(as_float_distances(distances), expected)
-    print(f"naive Numba kernel ({args.dtype}): {ours:.3f} s, {n**3 / ours / 1e9:.2f} G relaxations/s")
-    print(f"scipy floyd_warshall (float64): {scipy_seconds:.3f} s, {n**3 / scipy_seconds / 1e9:.2f} G relaxations/s")
-    print(f"speed-up over scipy: {scipy_seconds / ours:.1f}x; results identical: {same}")
-    finite = expected[np.isfinite(expected) & (expected > 0)]
-    if finite.size:
-        print(f"longest shortest path: {finite.max() / 1000:.1f} km; mean: {finite.mean() / 1000:.1f} km")
-    return 0 if same else 1
+    print(f"input: {label}; {args.dtype}; target {args.target}; median of {args.repeats} runs")
+    rows = compare(matrix, [s for s in args.schedules.split(";") if s], tile=args.tile, target=args.target,
+                   repeats=args.repeats)
+    print(table(rows))
+    if args.csv:
+        write_csv(rows, args.csv)
+        print(f"wrote {args.csv}")
+    if args.plot:
+        plot(rows, args.plot, f"{label}, n={n}, {args.dtype}, {args.target}")
+        print(f"wrote {args.plot}")
+    return 0 if all(r.exact for r in rows) else 1
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tiling.report import dependence_report
+
+    print(dependence_report(None))
+    args.input, args.n, args.target = None, None, "cpu"
+    args.schedules = DEMO_SCHEDULES
+    return _cmd_compare(args)
+
+
+DEMO_SCHEDULES = "classic;generalized:kappa=2;generalized:kappa=4;recursive"
 
 
 def _family_options(parser: argparse.ArgumentParser, tree: bool = False) -> None:
@@ -167,6 +194,18 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+DTYPE_NAMES = ["float32", "float64", "int32"]
+
+
+def _compare_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tile", type=int, default=128, help="block size r for every schedule (default 128)")
+    parser.add_argument("--dtype", default="int32", choices=DTYPE_NAMES)
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per schedule (the median is shown)")
+    parser.add_argument("--vertices", type=int, default=None, help="road network: use only the first N vertices")
+    parser.add_argument("--csv", default=None, help="write the table as CSV")
+    parser.add_argument("--plot", default=None, help="draw relaxations/s per schedule to this PNG")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polyfw", description="Polyhedral schedules for Floyd-Warshall.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -178,9 +217,31 @@ def build_parser() -> argparse.ArgumentParser:
     solve = commands.add_parser("solve", help="all-pairs shortest paths of a graph file")
     solve.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file")
     solve.add_argument("-o", "--output", required=True, help="where to save the distance matrix (.npy)")
-    solve.add_argument("--dtype", default="float64", choices=["float32", "float64", "int32"])
+    solve.add_argument("--predecessors", default=None, metavar="P.npy", help="also save predecessors (scipy's convention)")
+    solve.add_argument("--schedule", default="auto", help="auto, or family[:key=value,...], e.g. generalized:kappa=4")
+    solve.add_argument("--tile", type=int, default=None, help="block size r (default: the schedule's or 128)")
+    solve.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
+    solve.add_argument("--target", default="cpu", choices=["cpu"])
+    solve.add_argument("--dtype", default="float64", choices=DTYPE_NAMES)
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
     solve.set_defaults(run=_cmd_solve)
+
+    emit = commands.add_parser("emit", help="print the generated code of a schedule and isl's C AST")
+    _family_options(emit, tree=True)
+    emit.add_argument("--target", default="cpu", choices=["cpu"])
+    emit.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
+    emit.add_argument("--predecessors", action="store_true", help="the variant that also tracks predecessors")
+    emit.add_argument("--kernels", action="store_true", help="also print the tile kernel module")
+    emit.set_defaults(run=_cmd_emit)
+
+    comparison = commands.add_parser("compare", help="verify and time schedules against scipy and the naive kernel")
+    _compare_options(comparison)
+    comparison.add_argument("input", nargs="?", default=None, help="graph file (default: the built-in road network)")
+    comparison.add_argument("--n", type=int, default=None, help="use a random graph with N vertices instead")
+    comparison.add_argument("--schedules", default=DEMO_SCHEDULES,
+                            help="';'-separated family[:key=value,...] list (default: %(default)s)")
+    comparison.add_argument("--target", default="cpu", choices=["cpu"])
+    comparison.set_defaults(run=_cmd_compare)
 
     listing = commands.add_parser("schedules", help="list the schedule families and their parameters")
     listing.set_defaults(run=_cmd_schedules)
@@ -202,10 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--max-blocks", type=int, default=16)
     show.set_defaults(run=_cmd_show)
 
-    demo = commands.add_parser("demo", help="dependence analysis, then solve the built-in road network")
-    demo.add_argument("--vertices", type=int, default=None, help="use only the first N vertices")
-    demo.add_argument("--dtype", default="int32", choices=["float32", "float64", "int32"])
-    demo.set_defaults(run=_cmd_demo)
+    demo = commands.add_parser("demo", help="dependence analysis, then compare the schedules on the road network")
+    _compare_options(demo)
+    demo.set_defaults(run=_cmd_demo, csv="demo_compare.csv", plot="demo_compare.png")
     return parser
 
 

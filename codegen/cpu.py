@@ -130,8 +130,9 @@ class _Writer:
         tables = ["    # calls: (kernel, kb, ib, jb) of one stage; tasks: index of each task's first call",
                   "    tables = [np.empty((64, 4), dtype=np.int64), np.empty((64, 4), dtype=np.int64)]",
                   "    n_calls = 0", "    n_tasks = 0"] if self.tile_level else []
+        parameters = [f"    {name} = {value}" for name, value in self.front.parameters.items()]
         body = node_to_python(self.front.ast, self.hooks(), indent=1)
-        return head + "\n".join(tables + body) + "\n"
+        return head + "\n".join(parameters + tables + body) + "\n"
 
 
 @dataclass(frozen=True, eq=False)

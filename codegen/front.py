@@ -32,6 +32,12 @@ class Front:
     n: int
     tile: int
 
+    @property
+    def parameters(self) -> dict[str, int]:
+        """The tree's parameters (a user's tree may keep n symbolic, bound to one value)."""
+        space = self.tree.get_domain().get_space()
+        return {space.get_dim_name(isl.dim_type.param, d): self.n for d in range(space.dim(isl.dim_type.param))}
+
 
 def _parallel_above_tasks(node: isl.ScheduleNode) -> isl.ScheduleNode:
     if node.get_type() != isl.schedule_node_type.band or node.n_children() != 1:

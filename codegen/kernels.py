@@ -270,7 +270,7 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str | types.Type]:
     bounds = ", ".join(["int64"] * 6)
     layers = f"void({matrix}, {bounds}, int64[::1])"
     table = "int64[:, ::1], int64"
-    tables = types.List(types.int64[:, ::1], reflected=True)
+    tables = types.List(types.int64[:, ::1])  # the driver's own list (only a compiled driver calls put)
     record = {"put": types.void(tables, *[types.int64] * 6)}
     if options.predecessors:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"

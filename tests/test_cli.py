@@ -1,3 +1,4 @@
+import csv
 import subprocess
 import sys
 from pathlib import Path
@@ -30,10 +31,35 @@ def test_bad_input_exits_2_with_the_reason(tmp_path, capsys):
     assert "g.gr:2: vertex 5 is outside 1..2" in capsys.readouterr().err
 
 
-def test_demo_on_part_of_the_road_network(capsys):
-    assert main(["demo", "--vertices", "150"]) == 0
+def test_demo_on_part_of_the_road_network(tmp_path, capsys):
+    csv_path, png = tmp_path / "c.csv", tmp_path / "c.png"
+    assert main(["demo", "--vertices", "150", "--tile", "32", "--repeats", "1",
+                 "--csv", str(csv_path), "--plot", str(png)]) == 0
     out = capsys.readouterr().out
-    assert "Minnesota road network" in out and "results identical: True" in out
+    assert "Minnesota road network" in out
+    for family in ("scipy", "naive-kernel", "classic", "generalized", "recursive"):
+        assert family in out
+    rows = list(csv.DictReader(csv_path.open()))
+    assert len(rows) == 6 and all(row["exact"] == "True" for row in rows)
+    assert png.stat().st_size > 1000
+
+
+def test_compare_random_graph_and_emit(capsys):
+    assert main(["compare", "--n", "70", "--tile", "16", "--repeats", "1", "--dtype", "float32",
+                 "--schedules", "classic;generalized:kappa=3,variant=fused"]) == 0
+    assert "kappa=3, variant=fused" in capsys.readouterr().out
+    assert main(["emit", "classic", "--n", "100", "--tile", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "for (int c0 = 0; c0 <= 3; c0 += 1)" in out  # isl's C AST
+    assert "run_tasks(a, status" in out and "put(tables, 0, n_calls, 1," in out  # DD calls the product kernel
+
+
+def test_solve_writes_predecessors(tmp_path):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 3 2\na 1 2 5\na 2 3 -2\n")
+    out, pred = tmp_path / "d.npy", tmp_path / "p.npy"
+    assert main(["solve", str(graph), "-o", str(out), "--predecessors", str(pred), "--schedule", "classic:tile=2"]) == 0
+    assert np.load(out)[0, 2] == 3 and list(np.load(pred)[0]) == [-9999, 0, 1]
 
 
 def test_console_script_is_installed():

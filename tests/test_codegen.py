@@ -1,0 +1,165 @@
+"""Generated CPU code: exact for every family, dtype and n; custom trees; predecessors; emit."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
+
+import schedules
+from codegen import floyd_warshall_nest, generate
+from codegen.front import prepare
+from schedules.solve import NO_PREDECESSOR
+from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
+
+FAMILY_CASES = [
+    ("classic", {"tile": 16}),
+    ("classic", {"tile": 32}),
+    ("generalized", {"tile": 16, "kappa": 3}),
+    ("generalized", {"tile": 16, "kappa": 2, "variant": "fused"}),
+    ("recursive", {"base": 16}),
+    ("recursive", {"base": 8, "paired": False}),
+]
+DTYPES = ["float32", "float64", "int32"]
+
+
+def nest_result(matrix):
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    return expected
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 16, 45, 70])
+@pytest.mark.parametrize("family, params", FAMILY_CASES)
+def test_generated_code_reproduces_polybench(family, params, n, dtype):
+    # PolyBench's floyd-warshall input: the generated nest must give PolyBench's output exactly
+    matrix = polybench_matrix(n).astype(dtype)
+    if "kappa" in params:
+        params = {**params, "kappa": min(params["kappa"], -(-n // params["tile"]))}
+    compiled = generate(schedules.build(family, n, **params), dtype=dtype)
+    assert compiled(matrix) == -1
+    np.testing.assert_array_equal(matrix, nest_result(polybench_matrix(n).astype(dtype)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_naive_family_is_generated_point_by_point(dtype):
+    matrix = polybench_matrix(23).astype(dtype)
+    compiled = generate(schedules.build("naive", 23), dtype=dtype)
+    assert "relax_point(a, " in compiled.source and "prange(" in compiled.source
+    compiled(matrix)
+    np.testing.assert_array_equal(matrix, nest_result(polybench_matrix(23).astype(dtype)))
+
+
+def test_padded_rows_and_register_blocks():
+    n = 50
+    matrix = np.full((n, 80), -7, dtype=np.float32)  # columns beyond n must stay untouched
+    matrix[:, :n] = polybench_matrix(n)
+    generate(schedules.build("classic", n, tile=24), dtype="float32", register_block=(2, 16))(matrix)
+    np.testing.assert_array_equal(matrix[:, :n], nest_result(polybench_matrix(n).astype(np.float32)))
+    assert (matrix[:, n:] == -7).all()
+
+
+REVERSED_DD = """
+domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }"
+child:
+  schedule: "[n] -> [{ S[k, i, j] -> [(floor(k/8))] }]"
+  child:
+    sequence:
+    - filter: "[n] -> { S[k, i, j] : floor(i/8) = floor(k/8) and floor(j/8) = floor(k/8) }"
+      child:
+        schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]"
+    - filter: "[n] -> { S[k, i, j] : (floor(i/8) = floor(k/8) and floor(j/8) != floor(k/8)) or (floor(j/8) = floor(k/8) and floor(i/8) != floor(k/8)) }"
+      child:
+        schedule: "[n] -> [{ S[k, i, j] -> [(floor(i/8))] }, { S[k, i, j] -> [(floor(j/8))] }]"
+        permutable: 1
+        coincident: [ 1, 1 ]
+        child:
+          schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]"
+    - filter: "[n] -> { S[k, i, j] : floor(i/8) != floor(k/8) and floor(j/8) != floor(k/8) }"
+      child:
+        schedule: "[n] -> [{ S[k, i, j] -> [(-floor(i/8))] }, { S[k, i, j] -> [(-floor(j/8))] }]"
+        permutable: 1
+        coincident: [ 1, 1 ]
+        child:
+          schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]"
+"""
+
+
+def test_custom_tree_runs_through_the_same_generator():
+    # classic blocked with the DD blocks swept from the last to the first: legal, and exact when run
+    n = 30
+    custom = schedules.from_tree(REVERSED_DD, n, name="reversed-dd")
+    assert schedules.check(custom).model == "relaxed"  # raises IllegalScheduleError otherwise
+    graph = random_graph(n, seed=4, potential=True)
+    distances = schedules.solve(graph, schedule=custom, dtype="int32")
+    expected = scipy_floyd_warshall(dense_to_sparse(as_dense(graph)))
+    np.testing.assert_array_equal(as_float_distances(distances), expected)
+    assert "prange(" in generate(custom, dtype="int32").source
+
+
+def path_length(distances, pred, source, target):
+    length, vertex, steps = 0.0, target, 0
+    while vertex != source:
+        before = pred[source, vertex]
+        assert before != NO_PREDECESSOR and steps <= len(pred)
+        length += distances_of_edge[before, vertex]
+        vertex, steps = before, steps + 1
+    return length
+
+
+@pytest.mark.parametrize("schedule", ["classic:tile=8", "generalized:tile=8,kappa=3", "recursive:tile=8", "naive"])
+def test_predecessor_paths_have_the_reported_length(schedule):
+    global distances_of_edge
+    graph = random_graph(40, seed=9, potential=True)
+    distances_of_edge = as_float_distances(as_dense(graph, dtype="float64"))
+    distances, pred = schedules.solve(graph, schedule=schedule, dtype="float32", predecessors=True)
+    expected, expected_pred = scipy_floyd_warshall(dense_to_sparse(as_dense(graph)), return_predecessors=True)
+    np.testing.assert_array_equal(as_float_distances(distances), expected)
+    for s in range(40):
+        for t in range(40):
+            if s != t and np.isfinite(expected[s, t]):
+                assert path_length(distances, pred, s, t) == expected[s, t]
+            else:
+                assert pred[s, t] == NO_PREDECESSOR
+
+
+def test_racing_schedules_run_predecessors_serially():
+    classic = generate(schedules.build("classic", 64, tile=16), dtype="float32", predecessors=True)
+    fused = generate(schedules.build("generalized", 64, tile=16, kappa=2), dtype="float32", predecessors=True)
+    assert not classic.serial  # SD and DD tasks read only blocks closed in earlier stages
+    assert fused.serial  # LeadRowCol column tasks read blocks their neighbours write
+
+
+def test_source_does_not_grow_with_n():
+    small, large = (generate(schedules.build("generalized", n, tile=32, kappa=4)).source for n in (512, 8192))
+    assert len(small.splitlines()) == len(large.splitlines())
+    differing = [(a, b) for a, b in zip(small.splitlines(), large.splitlines()) if a != b]
+    assert differing and all(a.strip("0123456789 ") != "" for a, _ in differing)
+    assert all([c for c in a if not c.isdigit()] == [c for c in b if not c.isdigit()] for a, b in differing)
+
+
+def test_tile_level_front_uses_role_marks():
+    front = prepare(schedules.build("classic", 64, tile=16))
+    assert front.level == "tile" and "parallel" in front.tree.to_str()
+    assert prepare(schedules.build("naive", 8)).level == "point"
+
+
+def test_bad_matrix_is_named():
+    compiled = generate(schedules.build("classic", 20, tile=8), dtype="float32")
+    with pytest.raises(ValueError, match="a must be a C-contiguous float32"):
+        compiled(np.zeros((20, 20)))
+    with pytest.raises(ValueError, match="20 rows and at least 20 columns"):
+        compiled(np.zeros((20, 10), dtype=np.float32))
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        generate(schedules.build("classic", 20, tile=8), target="tpu")
+
+
+@given(n=st.integers(1, 60), tile=st.integers(2, 20), family=st.sampled_from(["classic", "generalized", "recursive"]),
+       kappa=st.integers(1, 4), seed=st.integers(0, 2**16), dtype=st.sampled_from(DTYPES))
+def test_random_graphs_and_schedules_match_scipy(n, tile, family, kappa, seed, dtype):
+    params = {"generalized": {"tile": tile, "kappa": min(kappa, -(-n // tile))},
+              "classic": {"tile": tile}, "recursive": {"base": tile}}[family]
+    graph = random_graph(n, m=min(4 * n, n * (n - 1)), seed=seed, potential=True)
+    schedule = schedules.build(family, n, **params)
+    distances = schedules.solve(graph, schedule=schedule, dtype=dtype)
+    np.testing.assert_array_equal(as_float_distances(distances), scipy_floyd_warshall(dense_to_sparse(as_dense(graph))))

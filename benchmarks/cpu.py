@@ -1,0 +1,172 @@
+"""CPU benchmark: the min-plus ceiling, scipy, the naive kernel, a hand-written classic kernel,
+and polyfw's generated schedules, in one run, as ratios. Not a test.
+
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/cpu.py [--sizes 1024 2048 4096] [--tune]
+
+--tune writes the fastest configuration per dtype into schedules/tuning.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from codegen import floyd_warshall_naive, generate  # noqa: E402  (first: it sets Numba's CPU features)
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+from numba import njit, prange  # noqa: E402
+from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall  # noqa: E402
+from codegen.cpu import _compile_kernels  # noqa: E402
+from codegen.kernels import KernelOptions  # noqa: E402
+from schedules.compare import median_seconds  # noqa: E402
+from schedules.solve import padded_stride, parse_schedule, resolve_schedule  # noqa: E402
+
+SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
+             "recursive:tile=128"]
+
+
+def ceiling(dtype: str, repeats: int) -> float:
+    """Relaxations/s of the DD micro-kernel on L1-resident 64 x 64 tiles, one per thread."""
+    micro = _compile_kernels(KernelOptions(dtype=dtype))[0].micro_product
+
+    @njit(parallel=True)
+    def sweep(tiles, reps):
+        for t in prange(tiles.shape[0]):
+            for _ in range(reps):
+                for j in range(0, 64, 32):
+                    for i in range(0, 64, 4):
+                        micro(tiles[t], np.uint64(i), np.uint64(j), np.uint64(0), np.uint64(64))
+
+    threads = numba.get_num_threads()
+    tiles = np.ones((threads, 64, 80), dtype=dtype)
+    sweep(tiles, 1)
+    seconds = median_seconds(lambda: sweep(tiles, 2000), repeats)
+    return threads * 2000 * 64**3 / seconds
+
+
+def hand_written_classic(dtype: str, tile: int):
+    """The yardstick: classic blocked FW written by hand over the same tile kernels."""
+    kernels = _compile_kernels(KernelOptions(dtype=dtype))[0]
+    layers, strips, groups, product = (kernels.relax_layers, kernels.relax_row_strips, kernels.relax_row_groups,
+                                       kernels.relax_product)
+
+    @njit(parallel=True)
+    def classic(a, n, status):
+        blocks = (n + tile - 1) // tile
+        for kb in range(blocks):
+            k0, k1 = kb * tile, min(kb * tile + tile, n)
+            layers(a, k0, k1, k0, k1, k0, k1, status)
+            for b in prange(2 * blocks):
+                other = b % blocks
+                if other != kb:
+                    o0, o1 = other * tile, min(other * tile + tile, n)
+                    if b < blocks:
+                        strips(a, k0, k1, k0, k1, o0, o1, status)
+                    else:
+                        groups(a, k0, k1, o0, o1, k0, k1, status)
+            for ib in prange(blocks):
+                if ib != kb:
+                    for jb in range(blocks):
+                        if jb != kb:
+                            product(a, k0, k1, ib * tile, min(ib * tile + tile, n), jb * tile,
+                                    min(jb * tile + tile, n), status)
+
+    return classic
+
+
+def bench_size(n: int, dtype: str, repeats: int, naive_too: bool) -> list[dict]:
+    rng = np.random.default_rng(n)
+    base = rng.integers(1, 1000, size=(n, n)).astype(dtype)
+    np.fill_diagonal(base, 0)
+    buffer = np.empty((n, padded_stride(n)), dtype=dtype)
+    rows = []
+
+    def record(name: str, seconds: float) -> None:
+        rows.append({"n": n, "dtype": dtype, "name": name, "seconds": seconds, "rate": n**3 / seconds})
+        print(f"  {name:36s} {seconds:8.3f} s {n**3 / seconds / 1e9:8.2f} G/s", flush=True)
+
+    def timed(run_on) -> float:
+        def once():
+            buffer[:, :n] = base
+            run_on(buffer)
+        once()
+        return median_seconds(once, repeats)
+
+    status = np.full(1, -1, dtype=np.int64)
+    yardstick = hand_written_classic(dtype, 128)
+    record("hand-written classic r=128", timed(lambda b: yardstick(b, n, status)))
+    for spec in SCHEDULES:
+        schedule = resolve_schedule(spec, n, dtype)
+        compiled = generate(schedule, dtype=dtype)
+        record(f"polyfw {spec}", timed(compiled))
+    if naive_too:
+        square = np.empty((n, n), dtype=dtype)
+
+        def naive():
+            square[...] = base
+            floyd_warshall_naive(square)
+        naive()
+        record("naive Numba prange", median_seconds(naive, 1))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096])
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scipy-up-to", type=int, default=2048, help="largest n to time scipy at (it is slow)")
+    parser.add_argument("--tune", action="store_true", help="write the fastest configurations to schedules/tuning.json")
+    parser.add_argument("--json", default=None, help="also save every measurement here")
+    args = parser.parse_args()
+    print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="
+          f"{os.environ.get('OMP_WAIT_POLICY')}")
+    results = []
+    for dtype in args.dtypes:
+        peak = ceiling(dtype, args.repeats)
+        print(f"{dtype}: L1-resident min-plus ceiling {peak / 1e9:.1f} G/s")
+        results.append({"dtype": dtype, "name": "ceiling", "rate": peak})
+        for n in args.sizes:
+            print(f"n = {n}, {dtype}")
+            rows = bench_size(n, dtype, args.repeats, naive_too=True)
+            if n <= args.scipy_up_to:
+                graph = np.random.default_rng(n).integers(1, 1000, (n, n)).astype(np.float64)
+                started = time.perf_counter()
+                scipy_floyd_warshall(graph)
+                seconds = time.perf_counter() - started
+                rows.append({"n": n, "dtype": dtype, "name": "scipy floyd_warshall", "seconds": seconds,
+                             "rate": n**3 / seconds})
+                print(f"  {'scipy floyd_warshall (float64)':36s} {seconds:8.3f} s {n**3 / seconds / 1e9:8.2f} G/s")
+            best = max((r for r in rows if r["name"].startswith("polyfw")), key=lambda r: r["rate"])
+            by_name = {r["name"]: r["rate"] for r in rows}
+            ratios = [f"best {best['name']}: {best['rate'] / 1e9:.1f} G/s = {best['rate'] / peak:.0%} of ceiling",
+                      f"{best['rate'] / by_name['naive Numba prange']:.1f}x naive",
+                      f"{best['rate'] / by_name['hand-written classic r=128']:.2f}x hand-written"]
+            if "scipy floyd_warshall" in by_name:
+                ratios.append(f"{best['rate'] / by_name['scipy floyd_warshall']:.0f}x scipy")
+            print("  => " + ", ".join(ratios))
+            results += rows
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    if args.tune:
+        table = json.loads(Path("schedules/tuning.json").read_text())
+        for dtype in args.dtypes:
+            entries = []
+            for n in args.sizes:
+                best = max((r for r in results if r.get("n") == n and r["dtype"] == dtype
+                            and r["name"].startswith("polyfw")), key=lambda r: r["rate"])
+                family, params = parse_schedule(best["name"].split()[1])
+                entries.append([n, family, params])
+            entries[-1][0] = 10**9
+            table["cpu"][dtype] = entries
+        Path("schedules/tuning.json").write_text(json.dumps(table, indent=2) + "\n")
+        print("wrote schedules/tuning.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,8 @@
 """The Numba CPU generator: one driver per schedule, calling shared tile kernels.
 
-The driver is the isl AST of the marked tree written as Python: loops of a
-band whose iterations are tasks become `prange`, every other loop `range`,
-and each statement a call of the kernel its role mark selects. Kernels and
+The driver is the isl AST of the marked tree written as Python; each
+statement calls the kernel its role mark selects, and the iterations of a
+band whose iterations are tasks run in parallel (see _Writer for how). Kernels and
 drivers are modules in the generated-code cache (Numba's own cache=True
 then keeps their machine code), and compiled callables are kept in memory
 by (schedule, target, kernel options).

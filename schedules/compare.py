@@ -58,7 +58,8 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
     dtype = matrix.dtype.name
     expected = scipy_floyd_warshall(dense_to_sparse(matrix))
     steps = 2 + len(specs)
-    _progress(0, steps, "scipy floyd_warshall") if progress else None
+    if progress:
+        _progress(0, steps, "scipy floyd_warshall")
     scipy_seconds = median_seconds(lambda: scipy_floyd_warshall(dense_to_sparse(matrix)), max(1, repeats // 2))
     naive_result = matrix.copy()
     floyd_warshall_naive(naive_result)  # compiled and checked outside the timing
@@ -81,7 +82,8 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
         run()
         exact = bool(np.array_equal(as_float_distances(np.ascontiguousarray(buffer[:, :n])), expected))
         seconds = median_seconds(run, repeats)
-        row = Row(schedule.family, ", ".join(schedule.name.split("(", 1)[1][:-1].split(", ")[1:]), seconds,
+        parameters = ", ".join([f"tile={schedule.tile}"] + [f"{k}={v}" for k, v in schedule.params.items()])
+        row = Row(schedule.family, parameters, seconds,
                   n**3 / seconds, scipy_seconds / seconds, naive_seconds / seconds, exact, compiled.compile_seconds)
         if with_cost and schedule.tile_tree is not None:
             report = cost(schedule)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.csgraph._validation import validate_graph
 
+from tiling.graphs import as_float_distances
+
 from .solve import NO_PREDECESSOR, solve
 
 
@@ -24,9 +26,7 @@ def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = F
     schedule_options.setdefault("dtype", np.float64)
     result = solve(dense, directed=directed, predecessors=return_predecessors, **schedule_options)
     distances, predecessors = result if return_predecessors else (result, None)
-    distances = distances.astype(np.float64, copy=False)
-    if distances.dtype == np.float64 and schedule_options["dtype"] != np.float64:
-        distances[distances >= np.iinfo(np.int32).max // 2] = np.inf
+    distances = as_float_distances(distances)  # int32's INF sentinel becomes np.inf
     if overwrite and isinstance(csgraph, np.ndarray) and csgraph.dtype == np.float64 \
             and csgraph.flags.c_contiguous and csgraph.shape == distances.shape:
         csgraph[...] = distances

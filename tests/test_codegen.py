@@ -97,28 +97,27 @@ def test_custom_tree_runs_through_the_same_generator():
     assert "prange(" in generate(custom, dtype="int32").source
 
 
-def path_length(distances, pred, source, target):
+def path_length(edges, pred, source, target):
     length, vertex, steps = 0.0, target, 0
     while vertex != source:
         before = pred[source, vertex]
         assert before != NO_PREDECESSOR and steps <= len(pred)
-        length += distances_of_edge[before, vertex]
+        length += edges[before, vertex]
         vertex, steps = before, steps + 1
     return length
 
 
 @pytest.mark.parametrize("schedule", ["classic:tile=8", "generalized:tile=8,kappa=3", "recursive:tile=8", "naive"])
 def test_predecessor_paths_have_the_reported_length(schedule):
-    global distances_of_edge
     graph = random_graph(40, seed=9, potential=True)
-    distances_of_edge = as_float_distances(as_dense(graph, dtype="float64"))
+    edges = as_float_distances(as_dense(graph, dtype="float64"))
     distances, pred = schedules.solve(graph, schedule=schedule, dtype="float32", predecessors=True)
     expected, expected_pred = scipy_floyd_warshall(dense_to_sparse(as_dense(graph)), return_predecessors=True)
     np.testing.assert_array_equal(as_float_distances(distances), expected)
     for s in range(40):
         for t in range(40):
             if s != t and np.isfinite(expected[s, t]):
-                assert path_length(distances, pred, s, t) == expected[s, t]
+                assert path_length(edges, pred, s, t) == expected[s, t]
             else:
                 assert pred[s, t] == NO_PREDECESSOR
 

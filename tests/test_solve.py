@@ -136,3 +136,30 @@ def test_property_arbitrary_signed_weights(n, entries, dtype):
             solve(matrix, dtype=dtype)
         return
     assert np.array_equal(as_float_distances(solve(matrix, dtype=dtype)), expected)
+
+
+@pytest.mark.parametrize("options", [{}, {"directed": False}, {"unweighted": True}, {"return_predecessors": True},
+                                     {"dtype": "int32", "schedule": "generalized:tile=8,kappa=2"}])
+def test_floyd_warshall_is_a_drop_in_for_scipy(options):
+    from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
+
+    from schedules import floyd_warshall
+    from tiling.graphs import as_dense, dense_to_sparse, random_graph
+
+    graph = dense_to_sparse(as_dense(random_graph(40, seed=3)))
+    scipy_options = {k: v for k, v in options.items() if k not in ("dtype", "schedule")}
+    expected, ours = scipy_floyd_warshall(graph, **scipy_options), floyd_warshall(graph, **options)
+    for theirs, mine in zip(*((expected, ours) if isinstance(ours, tuple) else ((expected,), (ours,)))):
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_array_equal(mine, theirs)
+    dense = graph.toarray()  # scipy reads dense zeros as missing edges; so must the drop-in
+    np.testing.assert_array_equal(floyd_warshall(dense), scipy_floyd_warshall(dense))
+
+
+def test_floyd_warshall_raises_scipys_negative_cycle_error():
+    from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
+
+    from schedules import floyd_warshall
+
+    with pytest.raises(ScipyNegativeCycleError):
+        floyd_warshall(np.array([[0.0, 1.0], [-2.0, 0.0]]))

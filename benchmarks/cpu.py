@@ -52,8 +52,7 @@ def ceiling(dtype: str, repeats: int) -> float:
 def hand_written_classic(dtype: str, tile: int):
     """The yardstick: classic blocked FW written by hand over the same tile kernels."""
     kernels = _compile_kernels(KernelOptions(dtype=dtype))[0]
-    layers, strips, groups, product = (kernels.relax_layers, kernels.relax_row_strips, kernels.relax_row_groups,
-                                       kernels.relax_product)
+    layers, product = kernels.relax_layers, kernels.relax_product
 
     @njit(parallel=True)
     def classic(a, n, status):
@@ -66,9 +65,9 @@ def hand_written_classic(dtype: str, tile: int):
                 if other != kb:
                     o0, o1 = other * tile, min(other * tile + tile, n)
                     if b < blocks:
-                        strips(a, k0, k1, k0, k1, o0, o1, status)
+                        product(a, k0, k1, k0, k1, o0, o1, status)
                     else:
-                        groups(a, k0, k1, o0, o1, k0, k1, status)
+                        product(a, k0, k1, o0, o1, k0, k1, status)
             for ib in prange(blocks):
                 if ib != kb:
                     for jb in range(blocks):

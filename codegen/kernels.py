@@ -4,12 +4,20 @@ A schedule's marks pick the kernel; every kernel takes the tile-layer's
 bounds, already clipped to n, so partial blocks need no padding:
 
 - `relax_layers`: the nest's own order inside the tile-layer (k, then i,
-  then j). Right for every role; used for I and SD (whose pivot row or
-  column lies in the tile itself) and for any tile-layer without a role.
-- `relax_product`: DD tile-layers. Neither operand block is written, so the
-  tile-layer is a min-plus product and k can run innermost, over an MR x NR
-  register block (`micro_product`, unrolled into locals so the SLP
-  vectorizer packs them into vector registers).
+  then j). Right for every role; used for I (the pivot block's closure)
+  and for any tile-layer without a role.
+- `relax_product`: DD and SD tile-layers as min-plus products, k innermost
+  over an MR x NR register block (`micro_product`, unrolled into locals so
+  the SLP vectorizer packs them into vector registers). DD reads two blocks
+  it does not write. SD reads its own block, but the pivot block P it
+  multiplies by is closed when SD runs (the I tile-layer precedes it in
+  every legal schedule), so X' = min(X, P (x) X) equals the nest's order:
+  P's triangle inequality makes every chain through two pivots no shorter
+  than one through the last, and any value of X read early or late in
+  place is a valid walk length between those bounds. (A negative cycle in
+  P breaks the triangle inequality, but the I tile-layer has then already
+  reported it.) SD thus runs at DD's speed instead of one load and store
+  per relaxation.
 - `relax_layers_pred`: the nest's order, updating predecessors with every
   strict improvement; the only tile kernel when predecessors are asked for.
 - `relax_point` / `relax_point_pred`: one point S[k, i, j], for schedules
@@ -27,12 +35,9 @@ from numba.core import types
 
 DTYPES = ("float32", "float64", "int32")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
-ROLE_KERNELS = {"I": "relax_layers", "SD_row": "relax_row_strips", "SD_col": "relax_row_groups", "DD": "relax_product"}
+ROLE_KERNELS = {"I": "relax_layers", "SD_row": "relax_product", "SD_col": "relax_product", "DD": "relax_product"}
 #: kernel -> its number in a stage's task list
-KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_row_strips": 2, "relax_row_groups": 3,
-                  "relax_layers_pred": 0}
-#: rows an SD column kernel keeps in L1 at a time
-SD_ROW_GROUP = 8
+KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_layers_pred": 0}
 FASTMATH = ", fastmath={'nnan', 'nsz'}"
 
 
@@ -107,35 +112,13 @@ def relax_layers(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
     i0, i1, j0, j1 = np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
     for k in range(np.uint64(k0_), np.uint64(k1_)):
         relax_rows(a, k, i0, i1, j0, j1, status)
-
-
-@njit(cache=True)
-def relax_row_strips(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """SD row tile-layers: column j reads only column j (and the closed pivot block), so
-    each strip of columns runs all its layers while it sits in L1."""
-    i0, i1, j0, j1 = np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
-    columns = np.uint64({columns})
-    for j in range(j0, j1, columns):
-        for k in range(np.uint64(k0_), np.uint64(k1_)):
-            relax_rows(a, k, i0, i1, j, min(j + columns, j1), status)
-
-
-@njit(cache=True)
-def relax_row_groups(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """SD column tile-layers: row i reads only row i (and the closed pivot block), so each
-    group of rows runs all its layers while it sits in L1."""
-    i0, i1, j0, j1 = np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
-    rows = np.uint64({group})
-    for i in range(i0, i1, rows):
-        for k in range(np.uint64(k0_), np.uint64(k1_)):
-            relax_rows(a, k, i, min(i + rows, i1), j0, j1, status)
 '''
 
 _PRODUCT = '''
 
 @njit(cache=True)
 def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """A DD tile-layer as a min-plus product: full register blocks, then the ragged edges."""
+    """A DD or SD tile-layer as a min-plus product: full register blocks, then the ragged edges."""
     k0, i0, i1, j0, j1 = np.uint64(k0_), np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
     depth = np.uint64(k1_) - k0
     rows, columns = np.uint64({rows}), np.uint64({columns})
@@ -172,7 +155,7 @@ def relax_layers_pred(a, pred, k0_, k1_, i0_, i1_, j0_, j1_, status):
 _TASKS = '''
 
 # kernel numbers in a task list (KERNEL_NUMBERS in polyfw's codegen.kernels)
-LAYERS, PRODUCT, ROW_STRIPS, ROW_GROUPS = 0, 1, 2, 3
+LAYERS, PRODUCT = 0, 1
 
 
 @njit(cache=True)
@@ -208,10 +191,6 @@ _DISPATCH = {
     False: """kernel = calls[c, 0]
             if kernel == PRODUCT:
                 relax_product(a, k0, k1, i0, i1, j0, j1, status)
-            elif kernel == ROW_STRIPS:
-                relax_row_strips(a, k0, k1, i0, i1, j0, j1, status)
-            elif kernel == ROW_GROUPS:
-                relax_row_groups(a, k0, k1, i0, i1, j0, j1, status)
             else:
                 relax_layers(a, k0, k1, i0, i1, j0, j1, status)""",
     True: "relax_layers_pred(a, pred, k0, k1, i0, i1, j0, j1, status)",
@@ -251,7 +230,7 @@ def kernel_source(options: KernelOptions) -> str:
     source = _HEAD.format(dtype=options.dtype, rows=rows, columns=columns)
     source += _POINT.replace("{relax}", options.cast("a[i, k] + a[k, j]"))
     source += _LAYERS.replace("{relax}", options.cast("a_ik + a[k, j]")).replace(
-        "{columns}", str(columns)).replace("{group}", str(SD_ROW_GROUP))
+        "{columns}", str(columns))
     matrices = "a, pred" if options.predecessors else "a"
     source += _TASKS.replace("{matrices}", matrices).replace("{dispatch}", _DISPATCH[options.predecessors])
     if options.predecessors:
@@ -279,5 +258,5 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str | types.Type]:
     u = ", ".join(["uint64"] * 4)
     return {**record, "micro_product": f"void({matrix}, {u})", "micro_rows": f"void({matrix}, {u})",
             "relax_rows": f"void({matrix}, {u}, uint64, int64[::1])",
-            "relax_layers": layers, "relax_row_strips": layers, "relax_row_groups": layers, "relax_product": layers,
+            "relax_layers": layers, "relax_product": layers,
             "run_tasks": f"void({matrix}, int64[::1], {table}, {table}, int64, int64)"}

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
 import schedules
@@ -162,3 +163,24 @@ def test_random_graphs_and_schedules_match_scipy(n, tile, family, kappa, seed, d
     schedule = schedules.build(family, n, **params)
     distances = schedules.solve(graph, schedule=schedule, dtype=dtype)
     np.testing.assert_array_equal(as_float_distances(distances), scipy_floyd_warshall(dense_to_sparse(as_dense(graph))))
+
+
+@given(n=st.integers(2, 30), tile=st.integers(2, 8), family=st.sampled_from(["classic", "generalized", "recursive"]),
+       density=st.floats(0.05, 0.6), low=st.integers(-12, 0), seed=st.integers(0, 2**16))
+def test_signed_weights_with_small_tiles_agree_with_scipy_or_both_see_a_negative_cycle(n, tile, family, density, low,
+                                                                                       seed):
+    # SD tiles are min-plus products with the closed pivot block: exact unless a negative cycle
+    # spoils the closure, and then the pivot block's I tile-layer must already have reported it
+    rng = np.random.default_rng(seed)
+    matrix = np.where(rng.random((n, n)) < density, rng.integers(low, 40, (n, n)), np.inf)
+    np.fill_diagonal(matrix, np.inf)
+    params = {"generalized": {"tile": tile, "kappa": min(2, -(-n // tile))},
+              "classic": {"tile": tile}, "recursive": {"base": tile}}[family]
+    schedule = schedules.build(family, n, **params)
+    try:
+        expected = scipy_floyd_warshall(dense_to_sparse(matrix))
+    except ScipyNegativeCycleError:
+        with pytest.raises(schedules.NegativeCycleError):
+            schedules.solve(matrix, schedule=schedule, dtype="float64")
+        return
+    np.testing.assert_array_equal(schedules.solve(matrix, schedule=schedule, dtype="float64"), expected)

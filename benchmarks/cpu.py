@@ -126,18 +126,21 @@ def main() -> None:
     print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="
           f"{os.environ.get('OMP_WAIT_POLICY')}")
     results = []
+    scipy_seconds: dict[int, float] = {}
     for dtype in args.dtypes:
-        peak = ceiling(dtype, args.repeats)
-        print(f"{dtype}: L1-resident min-plus ceiling {peak / 1e9:.1f} G/s")
-        results.append({"dtype": dtype, "name": "ceiling", "rate": peak})
+        peak = 0.0
         for n in args.sizes:
-            print(f"n = {n}, {dtype}")
+            # the host is shared: re-measure before every size and keep the best (a ceiling is a peak)
+            peak = max(peak, ceiling(dtype, args.repeats))
+            print(f"n = {n}, {dtype} (L1-resident min-plus ceiling so far {peak / 1e9:.1f} G/s)")
             rows = bench_size(n, dtype, args.repeats, naive_too=True)
             if n <= args.scipy_up_to:
-                graph = np.random.default_rng(n).integers(1, 1000, (n, n)).astype(np.float64)
-                started = time.perf_counter()
-                scipy_floyd_warshall(graph)
-                seconds = time.perf_counter() - started
+                if n not in scipy_seconds:  # scipy computes in float64 whatever the dtype: time it once
+                    graph = np.random.default_rng(n).integers(1, 1000, (n, n)).astype(np.float64)
+                    started = time.perf_counter()
+                    scipy_floyd_warshall(graph)
+                    scipy_seconds[n] = time.perf_counter() - started
+                seconds = scipy_seconds[n]
                 rows.append({"n": n, "dtype": dtype, "name": "scipy floyd_warshall", "seconds": seconds,
                              "rate": n**3 / seconds})
                 print(f"  {'scipy floyd_warshall (float64)':36s} {seconds:8.3f} s {n**3 / seconds / 1e9:8.2f} G/s")
@@ -150,6 +153,7 @@ def main() -> None:
                 ratios.append(f"{best['rate'] / by_name['scipy floyd_warshall']:.0f}x scipy")
             print("  => " + ", ".join(ratios))
             results += rows
+        results.append({"dtype": dtype, "name": "ceiling", "rate": peak})
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.tune:

@@ -36,7 +36,7 @@ def _cmd_emit(args: argparse.Namespace) -> int:
     from codegen import generate
 
     compiled = generate(_schedule_from(args), target=args.target, dtype=args.dtype,
-                        predecessors=args.predecessors)
+                        predecessors=args.predecessors, **_kernel_parameters(args))
     print(f"# ---- isl's C AST of {compiled.name}\n{compiled.isl_c}")
     print(f"# ---- generated driver ({args.target}, {args.dtype})\n{compiled.source}")
     if args.kernels:
@@ -197,12 +197,33 @@ DTYPE_NAMES = ["float32", "float64", "int32"]
 
 
 def _compare_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tile", type=int, default=128, help="block size r for every schedule (default 128)")
+    parser.add_argument("--tile", type=int, default=None,
+                        help="block size r for every schedule (default: the schedule's, else 128 on cpu, 32 on GPUs)")
     parser.add_argument("--dtype", default="int32", choices=DTYPE_NAMES)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per schedule (the median is shown)")
     parser.add_argument("--vertices", type=int, default=None, help="road network: use only the first N vertices")
     parser.add_argument("--csv", default=None, help="write the table as CSV")
     parser.add_argument("--plot", default=None, help="draw relaxations/s per schedule to this PNG")
+
+
+TARGET_NAMES = ["cpu", "cuda", "cudasim"]
+
+
+def _cuda_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("DD kernel on targets cuda/cudasim (seed 001)")
+    group.add_argument("--method", default=None, choices=["A", "B"], help="A: register-tiled product (default); "
+                       "B: two-level blocking")
+    group.add_argument("--sub-tile", default=None, help="method A: ROWSxCOLUMNS of a thread block's sub-tile "
+                       "(default 16x64, clipped to the tile)")
+    group.add_argument("--per-block", type=int, default=None, help="method A: sub-tiles per thread block (default 1)")
+    group.add_argument("--t-prime", type=int, default=None, help="method B: thread rows t' (default 4)")
+
+
+def _kernel_parameters(args: argparse.Namespace) -> dict:
+    """The CUDA kernel options given on the command line (an error on target cpu)."""
+    given = {"method": args.method, "per_block": args.per_block, "t_prime": args.t_prime,
+             "sub_tile": tuple(int(x) for x in args.sub_tile.lower().split("x")) if args.sub_tile else None}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -220,14 +241,17 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--schedule", default="auto", help="auto, or family[:key=value,...], e.g. generalized:kappa=4")
     solve.add_argument("--tile", type=int, default=None, help="block size r (default: the schedule's or 128)")
     solve.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
-    solve.add_argument("--target", default="cpu", choices=["cpu"])
-    solve.add_argument("--dtype", default="float64", choices=DTYPE_NAMES)
+    solve.add_argument("--target", default="cpu", choices=TARGET_NAMES,
+                       help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
+    solve.add_argument("--dtype", default=None, choices=DTYPE_NAMES, help="default: float64 on cpu, float32 on GPUs")
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
     solve.set_defaults(run=_cmd_solve)
 
     emit = commands.add_parser("emit", help="print the generated code of a schedule and isl's C AST")
     _family_options(emit, tree=True)
-    emit.add_argument("--target", default="cpu", choices=["cpu"])
+    emit.add_argument("--target", default="cpu", choices=TARGET_NAMES,
+                      help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
+    _cuda_options(emit)
     emit.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
     emit.add_argument("--predecessors", action="store_true", help="the variant that also tracks predecessors")
     emit.add_argument("--kernels", action="store_true", help="also print the tile kernel module")
@@ -239,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument("--n", type=int, default=None, help="use a random graph with N vertices instead")
     comparison.add_argument("--schedules", default=DEMO_SCHEDULES,
                             help="';'-separated family[:key=value,...] list (default: %(default)s)")
-    comparison.add_argument("--target", default="cpu", choices=["cpu"])
+    comparison.add_argument("--target", default="cpu", choices=TARGET_NAMES,
+                            help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
     comparison.set_defaults(run=_cmd_compare)
 
     listing = commands.add_parser("schedules", help="list the schedule families and their parameters")

@@ -23,7 +23,9 @@ log = logging.getLogger("polyfw")
 
 #: scipy's mark for "no predecessor"
 NO_PREDECESSOR = -9999
-DEFAULT_TILE = 128
+#: tile when none is given or tuned: the CPU's L2-sized blocks; on the GPU a tile-layer's block
+#: (and its two operands) must fit a thread block's shared memory
+DEFAULT_TILES = {"cpu": 128, "cuda": 32, "cudasim": 32}
 DEFAULT_KAPPA = 4
 
 
@@ -59,7 +61,7 @@ def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, di
     """The tuning table's configuration for this size, dtype and target."""
     rows = tuning_table().get(target, {}).get(dtype)
     if not rows:
-        return "classic", {"tile": DEFAULT_TILE}
+        return "classic", {"tile": DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])}
     for up_to, family, params in rows:
         if n <= up_to:
             return family, dict(params)
@@ -81,7 +83,7 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
         params["tile"] = tile
     if kappa is not None:
         params["kappa"] = kappa
-    tile_size = min(int(params.pop("tile", params.pop("base", DEFAULT_TILE))), n)
+    tile_size = min(int(params.pop("tile", params.pop("base", DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])))), n)
     if family == "generalized":
         params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))
     if family == "recursive":
@@ -131,10 +133,14 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     for this n. Unreachable pairs are np.inf in float dtypes and
     tiling.graphs.INT32_INF in int32. Raises NegativeCycleError when a
     negative cycle exists. With predecessors=True returns (distances,
-    predecessors) in scipy's convention.
+    predecessors) in scipy's convention (target 'cpu' only). target: 'cpu',
+    'cuda' (a GPU) or 'cudasim' (its simulator); the GPU targets compute in
+    float32 unless dtype='int32'.
     """
     from codegen import generate  # codegen imports this package's modules: import it late
 
+    if dtype is None and target != "cpu":
+        dtype = "float32"  # the GPU kernels' widest type (float64 min-plus is slow there)
     distances = as_dense(graph, dtype=dtype, directed=directed, weight=weight)
     n = distances.shape[0]
     dtype_name = resolve_dtype(dtype).name

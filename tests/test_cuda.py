@@ -1,0 +1,153 @@
+"""Generated CUDA code under Numba's simulator: exact for every family, DD method and dtype.
+
+Sizes are small (the simulator runs each GPU thread as a Python thread);
+tiles of 4 with n = 10 leave ragged blocks on every edge.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
+
+import schedules
+from codegen import floyd_warshall_nest, generate
+from codegen.cuda import is_product_stage
+from codegen.cuda_kernels import CudaOptions
+from tests.test_codegen import REVERSED_DD
+from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph, read_graph
+
+FAMILIES = [
+    ("classic", {"tile": 4}),
+    ("generalized", {"tile": 4, "kappa": 2}),
+    ("generalized", {"tile": 4, "kappa": 3, "variant": "fused"}),
+    ("recursive", {"base": 4}),
+    ("recursive", {"base": 4, "paired": False}),
+]
+
+
+def run_polybench(schedule, dtype="float32", **parameters):
+    compiled = generate(schedule, target="cudasim", dtype=dtype, **parameters)
+    matrix = polybench_matrix(schedule.n).astype(dtype)
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert compiled(matrix) == -1
+    np.testing.assert_array_equal(matrix, expected)
+    return compiled
+
+
+@pytest.mark.parametrize("method", ["A", "B"])
+@pytest.mark.parametrize("family, params", FAMILIES)
+def test_every_family_and_dd_method_reproduces_polybench(family, params, method):
+    run_polybench(schedules.build(family, 10, **params), method=method)
+
+
+@pytest.mark.parametrize("method", ["A", "B"])
+@pytest.mark.parametrize("family, params", [FAMILIES[0], FAMILIES[1]])
+def test_int32(family, params, method):
+    run_polybench(schedules.build(family, 9, **params), dtype="int32", method=method)
+
+
+def test_method_a_sub_tiles_side_by_side_and_method_b_chunks():
+    schedule = schedules.build("classic", 13, tile=8)
+    run_polybench(schedule, method="A", sub_tile=(3, 2), per_block=2)  # ragged sub-tiles inside the tile
+    run_polybench(schedule, method="B", t_prime=2)
+
+
+def test_one_launch_per_stage_and_products_for_dd_stages():
+    classic = run_polybench(schedules.build("classic", 10, tile=4))
+    assert classic.last_launches == {"stages": 9, "products": 3}  # 3 stages per block layer, DD as products
+    generalized = run_polybench(schedules.build("generalized", 10, tile=4, kappa=3))
+    # one group: LeadBlock, LeadRowCol x 3, reverse x 2; Rest is empty at Q = kappa
+    assert generalized.last_launches["stages"] == 8 and generalized.last_launches["products"] == 2
+
+
+def test_product_stage_needs_dd_tile_layers_of_one_block_per_task():
+    dd = 4
+    calls = np.array([[dd, 0, 1, 2], [dd, 1, 1, 2], [dd, 0, 2, 2]])
+    assert is_product_stage(calls, np.array([0, 2]))
+    assert not is_product_stage(calls, np.array([0]))  # one task touching two blocks
+    assert not is_product_stage(np.array([[2, 0, 0, 1]]), np.array([0]))  # an SD tile-layer
+
+
+def test_trees_over_points_run_as_one_by_one_tiles():
+    naive = run_polybench(schedules.build("naive", 4))
+    assert naive.options.tile == 1 and "1 x 1 tiles" in naive.source
+    custom = schedules.from_tree(REVERSED_DD, 9, name="reversed-dd")  # blocks of 8 and 1
+    run_polybench(custom)
+
+
+def test_negative_cycle_is_reported():
+    matrix = np.full((9, 9), np.inf)
+    matrix[np.arange(8), np.arange(1, 9)] = 1.0
+    matrix[8, 2] = -10.0
+    with pytest.raises(schedules.NegativeCycleError):
+        schedules.solve(matrix, schedule="classic:tile=4", target="cudasim")
+
+
+def test_solve_on_the_simulator_matches_scipy_and_keeps_int32_inf():
+    graph = random_graph(10, 14, seed=2, potential=True)  # sparse: unreachable pairs stay INF
+    expected = scipy_floyd_warshall(dense_to_sparse(as_dense(graph)))
+    assert np.isinf(expected).any()
+    for dtype in ("float32", "int32"):
+        distances = schedules.solve(graph, schedule="generalized:tile=4,kappa=2", target="cudasim", dtype=dtype)
+        np.testing.assert_array_equal(as_float_distances(distances), expected)
+
+
+@settings(max_examples=6)
+@given(n=st.integers(1, 9), tile=st.integers(2, 5), family=st.sampled_from(["classic", "generalized", "recursive"]),
+       method=st.sampled_from(["A", "B"]), seed=st.integers(0, 2**16))
+def test_random_graphs_and_schedules_match_scipy(n, tile, family, method, seed):
+    params = {"generalized": {"tile": tile, "kappa": min(2, -(-n // tile))},
+              "classic": {"tile": tile}, "recursive": {"base": tile}}[family]
+    graph = random_graph(n, m=min(3 * n, n * (n - 1)), seed=seed, potential=True)
+    schedule = schedules.build(family, n, **params)
+    compiled = generate(schedule, target="cudasim", method=method)
+    matrix = as_dense(graph, dtype="float32")
+    compiled(matrix)
+    np.testing.assert_array_equal(matrix, scipy_floyd_warshall(dense_to_sparse(as_dense(graph))))
+
+
+def test_driver_source_does_not_grow_with_n():
+    small, large = (generate(schedules.build("generalized", n, tile=32, kappa=4), target="cudasim").source
+                    for n in (512, 8192))
+    differing = [(a, b) for a, b in zip(small.splitlines(), large.splitlines()) if a != b]
+    assert len(small.splitlines()) == len(large.splitlines()) and differing
+    assert all([c for c in a if not c.isdigit()] == [c for c in b if not c.isdigit()] for a, b in differing)
+
+
+def test_bad_options_name_what_is_valid():
+    classic = schedules.build("classic", 16, tile=8)
+    with pytest.raises(ValueError, match="dtype for CUDA must be one of float32, int32"):
+        generate(classic, target="cudasim", dtype="float64")
+    with pytest.raises(ValueError, match="CUDA tiles must be 1..64"):
+        generate(schedules.build("classic", 200, tile=128), target="cudasim")
+    with pytest.raises(ValueError, match="t_prime must divide the tile 8"):
+        generate(classic, target="cudasim", method="B", t_prime=3)
+    with pytest.raises(ValueError, match="method must be 'A' or 'B'"):
+        CudaOptions(method="C")
+    with pytest.raises(ValueError, match="predecessors are generated for target 'cpu' only"):
+        generate(classic, target="cudasim", predecessors=True)
+    with pytest.raises(ValueError, match="apply to targets cuda and cudasim"):
+        generate(classic, target="cpu", method="A")
+    with pytest.raises(RuntimeError, match="use target 'cudasim'"):
+        generate(classic, target="cuda")
+
+
+def test_cli_solve_and_emit_on_the_simulator(tmp_path):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 6 7\na 1 2 3\na 2 3 4\na 3 4 -2\na 4 5 1\na 5 6 2\na 6 1 9\na 1 4 8\n")
+    environment = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    out = tmp_path / "d.npy"
+    subprocess.run([sys.executable, "-m", "schedules.cli", "solve", str(graph), "-o", str(out), "--target",
+                    "cudasim", "--schedule", "classic:tile=4"], check=True, env=environment, capture_output=True)
+    expected = schedules.solve(read_graph(graph), schedule="classic:tile=4")
+    np.testing.assert_array_equal(np.load(out), expected.astype(np.float32))
+    emitted = subprocess.run([sys.executable, "-m", "schedules.cli", "emit", "generalized", "--n", "64", "--tile",
+                              "16", "--kappa", "2", "--target", "cudasim", "--method", "B", "--kernels"],
+                             check=True, env=environment, capture_output=True, text=True).stdout
+    assert "launch(tables, n_calls, n_tasks)" in emitted and "Method B: 16 x 4 threads" in emitted
+    assert "def run_stage(" in emitted and "for (int c0" in emitted

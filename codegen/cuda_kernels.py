@@ -310,4 +310,6 @@ def cuda_kernel_source(options: CudaOptions) -> str:
     source = _HEAD
     for name, value in fields.items():
         source = source.replace("{" + name + "}", value)
+    if options.tile == 1:  # trees over points: one-thread blocks need no barriers
+        source = source.replace("cuda.syncthreads()", "pass  # one thread: no barrier")
     return source + (_method_a_source(options) if options.method == "A" else _method_b_source(options))

@@ -152,5 +152,16 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
     emitted = subprocess.run([sys.executable, "-m", "schedules.cli", "emit", "generalized", "--n", "64", "--tile",
                               "16", "--kappa", "2", "--target", "cudasim", "--method", "B", "--kernels"],
                              check=True, env=environment, capture_output=True, text=True).stdout
-    assert "launch(tables, n_calls, n_tasks)" in emitted and "Method B: 16 x 4 threads" in emitted
+    assert "launch_stage(tables, n_calls, n_tasks)" in emitted and "Method B: 16 x 4 threads" in emitted
     assert "def run_stage(" in emitted and "for (int c0" in emitted
+
+
+def test_compiled_driver_launches_through_objmode(monkeypatch):
+    # large trees record their stages in compiled code; force that path on a small one
+    import codegen.cuda
+
+    monkeypatch.setattr(codegen.cuda, "INTERPRET_UP_TO", 0)
+    monkeypatch.setattr(codegen.cuda, "_COMPILED", {})
+    compiled = run_polybench(schedules.build("generalized", 10, tile=4, kappa=2))
+    assert hasattr(compiled._run, "signatures") and compiled._run.signatures
+    assert compiled.last_launches["stages"] > 0

@@ -162,8 +162,10 @@ class CudaCompiledSchedule:
     compile_seconds: float
     _run: Callable
     _kernels: object
-    #: launches of the last call: {"stages": all launches, "products": those run by run_product}
-    last_launches: dict = field(default_factory=dict)
+    #: the last call's launches ("stages": all, "products": those run by run_product) and
+    #: "driver_seconds", the host's time recording and launching (launches are asynchronous:
+    #: when it nears the whole call's time, the host is the bottleneck)
+    last_run: dict = field(default_factory=dict)
 
     def __call__(self, a: np.ndarray, pred: np.ndarray | None = None) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
@@ -174,13 +176,16 @@ class CudaCompiledSchedule:
         launcher = _Launcher(self._kernels, self.options, cuda.to_device(a),
                              cuda.to_device(np.full(1, NO_PIVOT, dtype=np.int64)), self.n)
         _CURRENT.append(launcher)
+        started = time.perf_counter()
         try:
             self._run()
         finally:
             _CURRENT.pop()
+        driver_seconds = time.perf_counter() - started
         launcher.device_matrix.copy_to_host(a)
-        self.last_launches.clear()
-        self.last_launches.update(stages=launcher.launches, products=launcher.product_launches)
+        self.last_run.clear()
+        self.last_run.update(stages=launcher.launches, products=launcher.product_launches,
+                             driver_seconds=driver_seconds)
         status = int(launcher.status.copy_to_host()[0])
         return -1 if status == NO_PIVOT else status
 

@@ -206,6 +206,17 @@ _SUMS = {
 }
 
 
+#: run_product's first lines: thread block t runs task t, whose calls are first..end-1
+_TASK_CALLS = [
+    "    t = cuda.blockIdx.x",
+    "    x = cuda.threadIdx.x",
+    "    first = tasks[t]",
+    "    end = tasks[t + 1] if t + 1 < n_tasks else n_calls",
+    "    if first == end:",
+    "        return",
+]
+
+
 def _method_a_source(options: CudaOptions) -> str:
     """Method A: SR x SC sub-tiles, per_block of them side by side; thread x owns one column of each."""
     rows, columns = options.effective_sub_tile
@@ -219,12 +230,7 @@ def _method_a_source(options: CudaOptions) -> str:
         f'    """Method A: sub-tiles of {rows} x {columns}, {per_block} per thread block; the task\'s tile-layers',
         '    fused into one product (the output stays in registers across them)."""',
         f"    a_s = cuda.shared.array(({rows}, R), DT)",
-        "    t = cuda.blockIdx.x",
-        "    x = cuda.threadIdx.x",
-        "    first = tasks[t]",
-        "    end = tasks[t + 1] if t + 1 < n_tasks else n_calls",
-        "    if first == end:",
-        "        return",
+        *_TASK_CALLS,
         f"    i0 = calls[first, 2] * R + (cuda.blockIdx.y // {groups_across}) * {rows}",
         f"    j0 = calls[first, 3] * R + (cuda.blockIdx.y % {groups_across}) * {span}",
         "    i_end = min(calls[first, 2] * R + R, n)",
@@ -264,13 +270,8 @@ def _method_b_source(options: CudaOptions) -> str:
         f'    y + {chunk}, ... of column x in registers across all the task\'s tile-layers."""',
         f"    a_s = cuda.shared.array((R, {chunk}), DT)",
         f"    b_s = cuda.shared.array(({chunk}, R), DT)",
-        "    t = cuda.blockIdx.x",
-        "    x = cuda.threadIdx.x",
+        *_TASK_CALLS,
         "    y = cuda.threadIdx.y",
-        "    first = tasks[t]",
-        "    end = tasks[t + 1] if t + 1 < n_tasks else n_calls",
-        "    if first == end:",
-        "        return",
         "    i0 = calls[first, 2] * R",
         "    j0 = calls[first, 3] * R",
         "    h = min(R, n - i0)",
@@ -287,7 +288,7 @@ def _method_b_source(options: CudaOptions) -> str:
         f"            width = min({chunk}, depth - kc)",
         "            cuda.syncthreads()",
         f"            for e in range(y, R, {chunk}):",
-        f"                if x < width:",
+        "                if x < width:",
         "                    a_s[e, x] = a[i0 + min(e, h - 1), k0 + kc + x]",
         "            if y < width:",
         "                b_s[y, x] = a[k0 + kc + y, j]",

@@ -59,10 +59,11 @@ def test_method_a_sub_tiles_side_by_side_and_method_b_chunks():
 
 def test_one_launch_per_stage_and_products_for_dd_stages():
     classic = run_polybench(schedules.build("classic", 10, tile=4))
-    assert classic.last_launches == {"stages": 9, "products": 3}  # 3 stages per block layer, DD as products
+    # 3 stages per block layer, the DD stages as products
+    assert (classic.last_run["stages"], classic.last_run["products"]) == (9, 3)
     generalized = run_polybench(schedules.build("generalized", 10, tile=4, kappa=3))
     # one group: LeadBlock, LeadRowCol x 3, reverse x 2; Rest is empty at Q = kappa
-    assert generalized.last_launches["stages"] == 8 and generalized.last_launches["products"] == 2
+    assert generalized.last_run["stages"] == 8 and generalized.last_run["products"] == 2
 
 
 def test_product_stage_needs_dd_tile_layers_of_one_block_per_task():
@@ -164,4 +165,4 @@ def test_compiled_driver_launches_through_objmode(monkeypatch):
     monkeypatch.setattr(codegen.cuda, "_COMPILED", {})
     compiled = run_polybench(schedules.build("generalized", 10, tile=4, kappa=2))
     assert hasattr(compiled._run, "signatures") and compiled._run.signatures
-    assert compiled.last_launches["stages"] > 0
+    assert compiled.last_run["stages"] > 0

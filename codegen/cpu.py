@@ -214,11 +214,9 @@ def _has_racing_reads(schedule: Schedule, front: Front) -> bool:
 INTERPRET_UP_TO = 100_000
 
 
-def python_driver(run, *helpers) -> Callable:
-    """The driver's Python function, with put and `helpers` as Python too (compiled ones would
-    unbox the tables' list on every call)."""
-    plain = {function.__name__: function.py_func for function in (put, *helpers)}
-    return FunctionType(run.py_func.__code__, {**run.py_func.__globals__, **plain})
+def python_driver(run) -> Callable:
+    """The driver's Python function, recording with plain Python (Numba's put would unbox the list)."""
+    return FunctionType(run.py_func.__code__, {**run.py_func.__globals__, "put": put.py_func})
 
 
 def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule:

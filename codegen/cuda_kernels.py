@@ -1,25 +1,27 @@
-"""CUDA tile kernels: what one stage of a schedule compiles to on the GPU.
+"""CUDA tile kernels: what one tile-layer, or one task of a product stage, compiles to.
 
-Two kernels per module, each launched once per stage with one grid entry
-per task (the host picks, see codegen.cuda):
+codegen.cuda writes one kernel per parallel band of a schedule, whose
+thread blocks are the band's tasks; a task's statements become calls of
+what this module provides (a module per dtype, tile and DD method):
 
-- `run_stage`: any stage. A thread block runs its task's tile-layers in
-  order on a (tile x tile) block held in shared memory; consecutive
-  tile-layers on the same block keep it there (the generalized schedule's
-  multitiles: loaded once, written back once). The role picks the update:
-  I (the pivot block, all operands in shared memory), SD row / column (the
-  closed pivot block in shared memory too), DD (both operand blocks in
-  shared memory), and the nest's order with operands read where they live
-  for a tile-layer without a role (custom trees; points are 1 x 1 tiles).
-- `run_product`: stages whose tasks are DD tile-layers of one block each
-  (classic's DD, the generalized Rest and reverse stages, recursive
-  products): a min-plus product over all the task's layers with the output
-  in registers, by seed 001's method A (a sub-tile of SR rows x SC columns
-  per thread block, one column of SR values per thread, the A slice in
-  shared memory, B read by each thread for its own column, `per_block`
-  sub-tiles side by side sharing the A slice) or method B (t x t' threads,
-  the k loop cut into chunks of t' staged in shared memory, each thread
-  holding t / t' values of its column).
+- `tile_layer`: any tile-layer, by the whole thread block, on a (tile x
+  tile) block held in shared memory; consecutive tile-layers on the same
+  block keep it there (the generalized schedule's multitiles: loaded once,
+  written back once). The role picks the update: I (the pivot block, all
+  operands in shared memory), SD row / column (the closed pivot block in
+  shared memory too), DD (both operand blocks in shared memory), and the
+  nest's order with operands read where they live for a tile-layer without
+  a role (custom trees; points are 1 x 1 tiles). `release` writes the held
+  block back; `run_call` is one tile-layer as a kernel of its own.
+- product steps (source lines, `product_lines`): tasks made only of DD
+  tile-layers of one block (classic's DD, the generalized Rest and reverse
+  stages, recursive products) accumulate a min-plus product over all their
+  layers with the output in registers, by seed 001's method A (a sub-tile
+  of SR rows x SC columns per thread block, one column of SR values per
+  thread, the A slice in shared memory, B read by each thread for its own
+  column, `per_block` sub-tiles side by side sharing the A slice) or
+  method B (t x t' threads, the k loop cut into chunks of t' staged in
+  shared memory, each thread holding t / t' values of its column).
 
 Shared and local shapes are constants of the generated source (Numba needs
 them so), register blocks are unrolled into named locals (an indexed local
@@ -36,7 +38,6 @@ METHODS = ("A", "B")
 MAX_TILE = 64
 #: task-list kernel numbers: one per role, GENERIC for tile-layers without one
 KERNEL_NUMBERS = {None: 0, "I": 1, "SD_row": 2, "SD_col": 3, "DD": 4}
-DD_NUMBER = KERNEL_NUMBERS["DD"]
 #: status value meaning "no negative pivot seen" (atomic min needs a large start)
 NO_PIVOT = 2**62
 THREADS_PER_BLOCK = 256
@@ -80,13 +81,22 @@ class CudaOptions:
         """Method A's sub-tile, clipped to the tile."""
         return min(self.sub_tile[0], self.tile), min(self.sub_tile[1], self.tile)
 
-    def product_grid(self, n_tasks: int) -> tuple[tuple[int, int], tuple[int, ...]]:
-        """run_product's (grid, block) for a stage of n_tasks tasks."""
-        if self.method == "B":
-            return (n_tasks, 1), (self.tile, self.t_prime)
+    @property
+    def groups_across(self) -> int:
+        """Method A: thread blocks side by side across one tile."""
         rows, columns = self.effective_sub_tile
-        groups = -(-self.tile // rows) * -(-self.tile // (columns * self.per_block))
-        return (n_tasks, groups), (columns,)
+        return -(-self.tile // (columns * self.per_block))
+
+    def product_launch(self, tasks_x: int, tasks_y: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(grid, block) of a product stage over tasks_x x tasks_y tasks."""
+        if self.method == "B":
+            return (tasks_x, tasks_y), (self.tile, self.t_prime)
+        rows, columns = self.effective_sub_tile
+        return (tasks_x, tasks_y, -(-self.tile // rows) * self.groups_across), (columns,)
+
+    def stage_launch(self, tasks_x: int, tasks_y: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(grid, block) of any other stage: one thread per column, thread_rows rows of threads."""
+        return (tasks_x, tasks_y), (self.tile, self.thread_rows)
 
     def cast(self, expression: str) -> str:
         return f"int32({expression})" if self.dtype == "int32" else expression
@@ -124,76 +134,79 @@ def note_negative_pivot(diagonal, k, status):
         cuda.atomic.min(status, 0, k)
 
 
-@cuda.jit
-def run_stage(a, calls, tasks, n_calls, n_tasks, n, status):
-    """One stage: task t on thread block t, its tile-layers in order; calls[c] = (kernel, kb, ib, jb)."""
-    c_s = cuda.shared.array((R, R), DT)  # the block being updated
-    p_s = cuda.shared.array((R, R), DT)  # pivot block (I, SD) or A block (DD)
-    q_s = cuda.shared.array((R, R), DT)  # B block (DD)
-    x = cuda.threadIdx.x
-    y0 = cuda.threadIdx.y
-    for t in range(cuda.blockIdx.x, n_tasks, cuda.gridDim.x):
-        end = tasks[t + 1] if t + 1 < n_tasks else n_calls
-        held_i = -1
-        held_j = -1
-        for c in range(tasks[t], end):
-            kernel = calls[c, 0]
-            k0 = calls[c, 1] * R
-            i0 = calls[c, 2] * R
-            j0 = calls[c, 3] * R
-            depth = min(R, n - k0)
-            h = min(R, n - i0)
-            w = min(R, n - j0)
-            if i0 != held_i or j0 != held_j:  # a new block: write the held one back, load this one
-                if held_i >= 0:
-                    store_block(a, c_s, held_i, held_j, min(R, n - held_i), min(R, n - held_j))
-                cuda.syncthreads()
-                load_block(a, c_s, i0, j0, h, w)
-                held_i = i0
-                held_j = j0
-            if kernel == DD:
-                load_block(a, p_s, i0, k0, h, depth)
-                load_block(a, q_s, k0, j0, depth, w)
-            elif kernel == SD_ROW or kernel == SD_COL:
-                load_block(a, p_s, k0, k0, depth, depth)
-            cuda.syncthreads()
-            if kernel == DD:  # no operand is written: k innermost, the sum in a register
-                if x < w:
-                    for r in range(y0, h, TY):
-                        best = c_s[r, x]
-                        for k in range(depth):
-                            best = min(best, {dd_sum})
-                        c_s[r, x] = best
-            else:  # the nest's order: layer by layer, the block synchronised between layers
-                for k in range(depth):
-                    if kernel == PIVOT:
-                        note_negative_pivot(c_s[k, k], k0 + k, status)
-                    elif kernel == GENERIC and i0 <= k0 + k and k0 + k < i0 + h and j0 <= k0 + k and k0 + k < j0 + w:
-                        note_negative_pivot(c_s[k0 + k - i0, k0 + k - j0], k0 + k, status)
-                    if x < w:
-                        for r in range(y0, h, TY):
-                            if kernel == PIVOT:
-                                through = {pivot_sum}
-                            elif kernel == SD_ROW:
-                                through = {row_sum}
-                            elif kernel == SD_COL:
-                                through = {column_sum}
-                            else:
-                                through = {generic_sum}
-                            c_s[r, x] = min(c_s[r, x], through)
-                    cuda.syncthreads()
-            cuda.syncthreads()
-        if held_i >= 0:
-            store_block(a, c_s, held_i, held_j, min(R, n - held_i), min(R, n - held_j))
-        cuda.syncthreads()
-
-
 @cuda.jit(device=True, inline=True)
 def generic_operand(a, c_s, i, j, i0, j0, h, w):
     """a[i, j], from the held block when it lies there (it may be newer than global memory)."""
     if i0 <= i and i < i0 + h and j0 <= j and j < j0 + w:
         return c_s[i - i0, j - j0]
     return a[i, j]
+
+
+@cuda.jit(device=True, inline=True)
+def release(a, c_s, held_i, held_j, n):
+    """Write the held block back (the end of a task)."""
+    if held_i >= 0:
+        store_block(a, c_s, held_i, held_j, min(R, n - held_i), min(R, n - held_j))
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def tile_layer(a, c_s, p_s, q_s, kernel, kb, ib, jb, held_i, held_j, n, status):
+    """Tile-layer (kb, ib, jb) by the whole thread block; returns the block now held in c_s."""
+    x = cuda.threadIdx.x
+    y0 = cuda.threadIdx.y
+    k0 = kb * R
+    i0 = ib * R
+    j0 = jb * R
+    depth = min(R, n - k0)
+    h = min(R, n - i0)
+    w = min(R, n - j0)
+    if i0 != held_i or j0 != held_j:  # a new block: write the held one back, load this one
+        release(a, c_s, held_i, held_j, n)
+        load_block(a, c_s, i0, j0, h, w)
+    if kernel == DD:
+        load_block(a, p_s, i0, k0, h, depth)
+        load_block(a, q_s, k0, j0, depth, w)
+    elif kernel == SD_ROW or kernel == SD_COL:
+        load_block(a, p_s, k0, k0, depth, depth)
+    cuda.syncthreads()
+    if kernel == DD:  # no operand is written: k innermost, the sum in a register
+        if x < w:
+            for r in range(y0, h, TY):
+                best = c_s[r, x]
+                for k in range(depth):
+                    best = min(best, {dd_sum})
+                c_s[r, x] = best
+    else:  # the nest's order: layer by layer, the block synchronised between layers
+        for k in range(depth):
+            if kernel == PIVOT:
+                note_negative_pivot(c_s[k, k], k0 + k, status)
+            elif kernel == GENERIC and i0 <= k0 + k and k0 + k < i0 + h and j0 <= k0 + k and k0 + k < j0 + w:
+                note_negative_pivot(c_s[k0 + k - i0, k0 + k - j0], k0 + k, status)
+            if x < w:
+                for r in range(y0, h, TY):
+                    if kernel == PIVOT:
+                        through = {pivot_sum}
+                    elif kernel == SD_ROW:
+                        through = {row_sum}
+                    elif kernel == SD_COL:
+                        through = {column_sum}
+                    else:
+                        through = {generic_sum}
+                    c_s[r, x] = min(c_s[r, x], through)
+            cuda.syncthreads()
+    cuda.syncthreads()
+    return i0, j0
+
+
+@cuda.jit
+def run_call(a, kernel, kb, ib, jb, n, status):
+    """One tile-layer as a kernel (a statement outside every parallel band)."""
+    c_s = cuda.shared.array((R, R), DT)
+    p_s = cuda.shared.array((R, R), DT)
+    q_s = cuda.shared.array((R, R), DT)
+    held_i, held_j = tile_layer(a, c_s, p_s, q_s, kernel, kb, ib, jb, -1, -1, n, status)
+    release(a, c_s, held_i, held_j, n)
 '''
 
 _SUMS = {
@@ -205,103 +218,105 @@ _SUMS = {
                     "generic_operand(a, c_s, k0 + k, j0 + x, i0, j0, h, w)"),
 }
 
-
-#: run_product's first lines: thread block t runs task t, whose calls are first..end-1
-_TASK_CALLS = [
-    "    t = cuda.blockIdx.x",
-    "    x = cuda.threadIdx.x",
-    "    first = tasks[t]",
-    "    end = tasks[t + 1] if t + 1 < n_tasks else n_calls",
-    "    if first == end:",
-    "        return",
-]
+#: the shared blocks a band kernel's tile-layers use
+STAGE_PROLOGUE = ["c_s = cuda.shared.array((R, R), DT)  # the block being updated",
+                  "p_s = cuda.shared.array((R, R), DT)  # pivot block (I, SD) or A block (DD)",
+                  "q_s = cuda.shared.array((R, R), DT)  # B block (DD)",
+                  "held_i = -1", "held_j = -1"]
+STAGE_EPILOGUE = ["release(a, c_s, held_i, held_j, n)"]
 
 
-def _method_a_source(options: CudaOptions) -> str:
-    """Method A: SR x SC sub-tiles, per_block of them side by side; thread x owns one column of each."""
-    rows, columns = options.effective_sub_tile
-    per_block = options.per_block
-    span = columns * per_block
-    groups_across = -(-options.tile // span)
-    registers = [(m, s) for s in range(per_block) for m in range(rows)]
-    lines = [
-        "", "", "@cuda.jit",
-        "def run_product(a, calls, tasks, n_calls, n_tasks, n, status):",
-        f'    """Method A: sub-tiles of {rows} x {columns}, {per_block} per thread block; the task\'s tile-layers',
-        '    fused into one product (the output stays in registers across them)."""',
-        f"    a_s = cuda.shared.array(({rows}, R), DT)",
-        *_TASK_CALLS,
-        f"    i0 = calls[first, 2] * R + (cuda.blockIdx.y // {groups_across}) * {rows}",
-        f"    j0 = calls[first, 3] * R + (cuda.blockIdx.y % {groups_across}) * {span}",
-        "    i_end = min(calls[first, 2] * R + R, n)",
-        "    j_end = min(calls[first, 3] * R + R, n)",
-        "    if i0 >= i_end or j0 >= j_end:",
-        "        return",
-    ]
-    lines += [f"    q{s} = min(j0 + {s * columns} + x, n - 1)" for s in range(per_block)]
-    lines += [f"    r{m} = min(i0 + {m}, n - 1)" for m in range(rows)]
-    lines += [f"    c{m}_{s} = a[r{m}, q{s}]" for m, s in registers]
-    lines += [
-        "    for c in range(first, end):",
-        "        k0 = calls[c, 1] * R",
-        "        depth = min(R, n - k0)",
-        "        cuda.syncthreads()",
-        f"        for e in range(x, {rows} * depth, {columns}):  # the A slice, shared by all columns",
-        "            a_s[e // depth, e % depth] = a[min(i0 + e // depth, n - 1), k0 + e % depth]",
-        "        cuda.syncthreads()",
-        "        for k in range(depth):",
-    ]
-    lines += [f"            b{s} = a[k0 + k, q{s}]" for s in range(per_block)]
-    lines += [f"            c{m}_{s} = min(c{m}_{s}, {options.cast(f'a_s[{m}, k] + b{s}')})" for m, s in registers]
-    for m, s in registers:
-        lines.append(f"    if i0 + {m} < i_end and j0 + {s * columns} + x < j_end:")
-        lines.append(f"        a[r{m}, q{s}] = c{m}_{s}")
-    return "\n".join(lines) + "\n"
+def stage_call(number: int, kb: str, ib: str, jb: str) -> list[str]:
+    """A tile-layer in a band kernel: the thread block runs it on its held block."""
+    return [f"held_i, held_j = tile_layer(a, c_s, p_s, q_s, {number}, {kb}, {ib}, {jb}, held_i, held_j, n, status)"]
 
 
-def _method_b_source(options: CudaOptions) -> str:
-    """Method B: t x t' threads; k in chunks of t' staged in shared memory; tile / t' values per thread."""
-    tile, chunk = options.tile, options.t_prime
-    per_thread = tile // chunk
-    lines = [
-        "", "", "@cuda.jit",
-        "def run_product(a, calls, tasks, n_calls, n_tasks, n, status):",
-        f'    """Method B: {tile} x {chunk} threads, k in chunks of {chunk}; thread (x, y) holds rows y,',
-        f'    y + {chunk}, ... of column x in registers across all the task\'s tile-layers."""',
-        f"    a_s = cuda.shared.array((R, {chunk}), DT)",
-        f"    b_s = cuda.shared.array(({chunk}, R), DT)",
-        *_TASK_CALLS,
-        "    y = cuda.threadIdx.y",
-        "    i0 = calls[first, 2] * R",
-        "    j0 = calls[first, 3] * R",
-        "    h = min(R, n - i0)",
-        "    w = min(R, n - j0)",
-        "    j = j0 + min(x, w - 1)",
-    ]
-    lines += [f"    r{m} = i0 + min(y + {m * chunk}, h - 1)" for m in range(per_thread)]
-    lines += [f"    c{m} = a[r{m}, j]" for m in range(per_thread)]
-    lines += [
-        "    for c in range(first, end):",
-        "        k0 = calls[c, 1] * R",
-        "        depth = min(R, n - k0)",
-        f"        for kc in range(0, depth, {chunk}):",
-        f"            width = min({chunk}, depth - kc)",
-        "            cuda.syncthreads()",
-        f"            for e in range(y, R, {chunk}):",
-        "                if x < width:",
-        "                    a_s[e, x] = a[i0 + min(e, h - 1), k0 + kc + x]",
-        "            if y < width:",
-        "                b_s[y, x] = a[k0 + kc + y, j]",
-        "            cuda.syncthreads()",
-        "            for k in range(width):",
-        "                b = b_s[k, x]",
-    ]
-    lines += [f"                c{m} = min(c{m}, {options.cast(f'a_s[y + {m * chunk}, k] + b')})"
-              for m in range(per_thread)]
+@dataclass(frozen=True)
+class ProductLines:
+    """A product stage's kernel body around the AST: registers declared, a step per DD statement
+    (the first step of a task loads its registers), the stores at the end."""
+
+    prologue: list[str]
+    epilogue: list[str]
+    options: CudaOptions
+
+    def step(self, kb: str, ib: str, jb: str) -> list[str]:
+        return (_method_a_step if self.options.method == "A" else _method_b_step)(self.options, kb, ib, jb)
+
+
+def product_lines(options: CudaOptions) -> ProductLines:
+    if options.method == "A":
+        rows, columns = options.effective_sub_tile
+        registers = _a_registers(options)
+        prologue = [f"a_s = cuda.shared.array(({rows}, R), DT)", "x = cuda.threadIdx.x",
+                    f"sub_i = (cuda.blockIdx.z // {options.groups_across}) * {rows}",
+                    f"sub_j = (cuda.blockIdx.z % {options.groups_across}) * {columns * options.per_block}",
+                    "loaded = False", "i0 = 0", "j0 = 0", "i_end = 0", "j_end = 0"]
+        prologue += [f"q{s} = 0" for s in range(options.per_block)] + [f"r{m} = 0" for m in range(rows)]
+        prologue += [f"v{m}_{s} = DT(0)" for m, s in registers]
+        epilogue = ["if loaded:"]
+        for m, s in registers:
+            epilogue += [f"    if i0 + {m} < i_end and j0 + {s * columns} + x < j_end:", f"        a[r{m}, q{s}] = v{m}_{s}"]
+        return ProductLines(prologue, epilogue, options)
+    per_thread = options.tile // options.t_prime
+    prologue = [f"a_s = cuda.shared.array((R, {options.t_prime}), DT)",
+                f"b_s = cuda.shared.array(({options.t_prime}, R), DT)",
+                "x = cuda.threadIdx.x", "y = cuda.threadIdx.y", "loaded = False", "i0 = 0", "h = 0", "w = 0", "j = 0"]
+    prologue += [f"r{m} = 0" for m in range(per_thread)] + [f"v{m} = DT(0)" for m in range(per_thread)]
+    epilogue = ["if loaded:"]
     for m in range(per_thread):
-        lines.append(f"    if y + {m * chunk} < h and x < w:")
-        lines.append(f"        a[r{m}, j] = c{m}")
-    return "\n".join(lines) + "\n"
+        epilogue += [f"    if y + {m * options.t_prime} < h and x < w:", f"        a[r{m}, j] = v{m}"]
+    return ProductLines(prologue, epilogue, options)
+
+
+def _a_registers(options: CudaOptions) -> list[tuple[int, int]]:
+    rows, _ = options.effective_sub_tile
+    return [(m, s) for s in range(options.per_block) for m in range(rows)]
+
+
+def _method_a_step(options: CudaOptions, kb: str, ib: str, jb: str) -> list[str]:
+    """Method A: this thread's column of each of per_block sub-tiles, SR values each, in registers."""
+    rows, columns = options.effective_sub_tile
+    registers = _a_registers(options)
+    lines = ["if not loaded:  # the task's first layer: its sub-tile into registers",
+             f"    i0 = {ib} * R + sub_i", f"    j0 = {jb} * R + sub_j",
+             f"    i_end = min({ib} * R + R, n)", f"    j_end = min({jb} * R + R, n)"]
+    lines += [f"    q{s} = min(j0 + {s * columns} + x, n - 1)" for s in range(options.per_block)]
+    lines += [f"    r{m} = min(i0 + {m}, n - 1)" for m in range(rows)]
+    lines += [f"    v{m}_{s} = a[r{m}, q{s}]" for m, s in registers]
+    lines += ["    loaded = True",
+              f"k0 = {kb} * R", "depth = min(R, n - k0)", "cuda.syncthreads()",
+              f"for e in range(x, {rows} * depth, {columns}):  # the A slice, shared by all columns",
+              "    a_s[e // depth, e % depth] = a[min(i0 + e // depth, n - 1), k0 + e % depth]",
+              "cuda.syncthreads()", "for k in range(depth):"]
+    lines += [f"    b{s} = a[k0 + k, q{s}]" for s in range(options.per_block)]
+    lines += [f"    v{m}_{s} = min(v{m}_{s}, {options.cast(f'a_s[{m}, k] + b{s}')})" for m, s in registers]
+    return lines
+
+
+def _method_b_step(options: CudaOptions, kb: str, ib: str, jb: str) -> list[str]:
+    """Method B: k in chunks of t' staged in shared memory; rows y, y + t', ... of column x."""
+    chunk, per_thread = options.t_prime, options.tile // options.t_prime
+    lines = ["if not loaded:  # the task's first layer: its column into registers",
+             f"    i0 = {ib} * R", f"    h = min(R, n - i0)", f"    w = min(R, n - {jb} * R)",
+             f"    j = {jb} * R + min(x, w - 1)"]
+    lines += [f"    r{m} = i0 + min(y + {m * chunk}, h - 1)" for m in range(per_thread)]
+    lines += [f"    v{m} = a[r{m}, j]" for m in range(per_thread)]
+    lines += ["    loaded = True",
+              f"k0 = {kb} * R", "depth = min(R, n - k0)",
+              f"for kc in range(0, depth, {chunk}):",
+              f"    width = min({chunk}, depth - kc)",
+              "    cuda.syncthreads()",
+              f"    for e in range(y, R, {chunk}):",
+              "        if x < width:",
+              "            a_s[e, x] = a[i0 + min(e, h - 1), k0 + kc + x]",
+              "    if y < width:",
+              "        b_s[y, x] = a[k0 + kc + y, j]",
+              "    cuda.syncthreads()",
+              "    for k in range(width):",
+              "        b = b_s[k, x]"]
+    lines += [f"        v{m} = min(v{m}, {options.cast(f'a_s[y + {m * chunk}, k] + b')})" for m in range(per_thread)]
+    return lines
 
 
 def cuda_kernel_source(options: CudaOptions) -> str:
@@ -313,4 +328,4 @@ def cuda_kernel_source(options: CudaOptions) -> str:
         source = source.replace("{" + name + "}", value)
     if options.tile == 1:  # trees over points: one-thread blocks need no barriers
         source = source.replace("cuda.syncthreads()", "pass  # one thread: no barrier")
-    return source + (_method_a_source(options) if options.method == "A" else _method_b_source(options))
+    return source

@@ -64,16 +64,20 @@ class Hooks:
     statement: Callable[[str, list[str]], list[str]]
     #: mark name -> (lines before the body, lines after it)
     mark: Callable[[str], tuple[list[str], list[str]]] = field(default=lambda name: ([f"# {name}"], []))
-    #: loop iterator -> the name of the range function ('range' or e.g. 'prange')
+    #: loop iterator -> the name of the range function ('range' or e.g. 'prange'), or
+    #: 'grid.x' / 'grid.y': one iteration per thread block, from grid_x0 / grid_y0 on
     loop: Callable[[str], str] = field(default=lambda iterator: "range")
+    #: called with the iterator of a loop of one iteration (written as an assignment)
+    assign: Callable[[str], None] = field(default=lambda iterator: None)
+    #: mark name, the node below it -> lines that replace the marked subtree, or None to walk it
+    replace: Callable[[str, isl.AstNode], list[str] | None] = field(default=lambda name, node: None)
     #: called with the mark's name once its body is written
     leave_mark: Callable[[str], None] = field(default=lambda name: None)
 
 
-def _loop_header(node: isl.AstNode, hooks: Hooks) -> str:
+def loop_range(node: isl.AstNode) -> tuple[str, str, str, str]:
+    """(iterator, first value, stop, step) of an isl for node, as Python expressions."""
     iterator = expr_to_python(node.for_get_iterator())
-    init = expr_to_python(node.for_get_init())
-    step = expr_to_python(node.for_get_inc())
     cond = node.for_get_cond()
     if cond.get_type() != isl.ast_expr_type.op or cond.get_op_type() not in (isl.ast_expr_op_type.le, isl.ast_expr_op_type.lt):
         raise NotImplementedError(f"loop condition {cond.to_C_str()} is not an upper bound")
@@ -81,8 +85,20 @@ def _loop_header(node: isl.AstNode, hooks: Hooks) -> str:
         raise NotImplementedError(f"loop condition {cond.to_C_str()} does not bound {iterator}")
     bound = expr_to_python(cond.get_op_arg(1))
     stop = f"{bound} + 1" if cond.get_op_type() == isl.ast_expr_op_type.le else bound
+    return iterator, expr_to_python(node.for_get_init()), stop, expr_to_python(node.for_get_inc())
+
+
+def _loop_header(node: isl.AstNode, hooks: Hooks) -> list[str]:
+    iterator, init, stop, step = loop_range(node)
+    kind = hooks.loop(iterator)
+    if kind.startswith("grid."):
+        if step != "1":
+            raise NotImplementedError(f"loop over {iterator} steps by {step}: it cannot be a grid dimension")
+        axis = kind[-1]
+        return [f"{iterator} = grid_{axis}0 + cuda.blockIdx.{axis}",
+                f"if ({iterator} >= {init}) & ({iterator} < {stop}):"]
     step_part = "" if step == "1" else f", {step}"
-    return f"for {iterator} in {hooks.loop(iterator)}({init}, {stop}{step_part}):"
+    return [f"for {iterator} in {kind}({init}, {stop}{step_part}):"]
 
 
 def node_to_python(node: isl.AstNode, hooks: Hooks, indent: int = 0) -> list[str]:
@@ -98,9 +114,11 @@ def node_to_python(node: isl.AstNode, hooks: Hooks, indent: int = 0) -> list[str
     if kind == isl.ast_node_type.for_:
         if node.for_is_degenerate():
             iterator = expr_to_python(node.for_get_iterator())
+            hooks.assign(iterator)
             head = [f"{pad}{iterator} = {expr_to_python(node.for_get_init())}"]
             return head + node_to_python(node.for_get_body(), hooks, indent)
-        return [pad + _loop_header(node, hooks)] + node_to_python(node.for_get_body(), hooks, indent + 1)
+        return [pad + line for line in _loop_header(node, hooks)] + node_to_python(node.for_get_body(), hooks,
+                                                                                      indent + 1)
     if kind == isl.ast_node_type.if_:
         lines = [f"{pad}if {expr_to_python(node.if_get_cond())}:"]
         lines += node_to_python(node.if_get_then_node(), hooks, indent + 1)
@@ -109,6 +127,9 @@ def node_to_python(node: isl.AstNode, hooks: Hooks, indent: int = 0) -> list[str
         return lines
     if kind == isl.ast_node_type.mark:
         name = node.mark_get_id().get_name()
+        replacement = hooks.replace(name, node.mark_get_node())
+        if replacement is not None:
+            return [pad + line for line in replacement]
         before, after = hooks.mark(name)
         body = node_to_python(node.mark_get_node(), hooks, indent)
         hooks.leave_mark(name)

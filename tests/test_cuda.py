@@ -15,7 +15,6 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
 import schedules
 from codegen import floyd_warshall_nest, generate
-from codegen.cuda import is_product_stage
 from codegen.cuda_kernels import CudaOptions
 from tests.test_codegen import REVERSED_DD
 from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph, read_graph
@@ -66,12 +65,12 @@ def test_one_launch_per_stage_and_products_for_dd_stages():
     assert generalized.last_run["stages"] == 8 and generalized.last_run["products"] == 2
 
 
-def test_product_stage_needs_dd_tile_layers_of_one_block_per_task():
-    dd = 4
-    calls = np.array([[dd, 0, 1, 2], [dd, 1, 1, 2], [dd, 0, 2, 2]])
-    assert is_product_stage(calls, np.array([0, 2]))
-    assert not is_product_stage(calls, np.array([0]))  # one task touching two blocks
-    assert not is_product_stage(np.array([[2, 0, 0, 1]]), np.array([0]))  # an SD tile-layer
+def test_bands_become_kernels_and_dd_bands_products():
+    compiled = generate(schedules.build("generalized", 64, tile=16, kappa=2), target="cudasim", method="B")
+    # LeadBlock, LeadRowCol, LeadRowColReverse, Rest: the last two are products
+    assert compiled.source.count("@cuda.jit") == 4 and compiled.source.count("min-plus product, method B") == 2
+    assert "launch.call(" not in compiled.source  # every statement lies in a band
+    assert "put(" not in compiled.source  # the host lists no tile-layers
 
 
 def test_trees_over_points_run_as_one_by_one_tiles():
@@ -153,16 +152,5 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
     emitted = subprocess.run([sys.executable, "-m", "schedules.cli", "emit", "generalized", "--n", "64", "--tile",
                               "16", "--kappa", "2", "--target", "cudasim", "--method", "B", "--kernels"],
                              check=True, env=environment, capture_output=True, text=True).stdout
-    assert "launch_stage(tables, n_calls, n_tasks)" in emitted and "Method B: 16 x 4 threads" in emitted
-    assert "def run_stage(" in emitted and "for (int c0" in emitted
-
-
-def test_compiled_driver_launches_through_objmode(monkeypatch):
-    # large trees record their stages in compiled code; force that path on a small one
-    import codegen.cuda
-
-    monkeypatch.setattr(codegen.cuda, "INTERPRET_UP_TO", 0)
-    monkeypatch.setattr(codegen.cuda, "_COMPILED", {})
-    compiled = run_polybench(schedules.build("generalized", 10, tile=4, kappa=2))
-    assert hasattr(compiled._run, "signatures") and compiled._run.signatures
-    assert compiled.last_run["stages"] > 0
+    assert "launch.stage(band_3, True" in emitted and "min-plus product, method B" in emitted
+    assert "def tile_layer(" in emitted and "for (int c0" in emitted

@@ -93,19 +93,8 @@ def _iterators_below(node: isl.AstNode) -> set[str]:
         names.add(iterator)
         return "range"
 
-    node_to_python(node, Hooks(statement=lambda _, args: [], loop=loop))
+    node_to_python(node, Hooks(statement=lambda _, args: [], loop=loop, assign=names.add))
     return names
-
-
-@dataclass
-class _Band:
-    """One parallel band: its kernel's source and how the host launches it."""
-
-    number: int
-    outer: list[str]
-    product: bool
-    source: str
-    host: list[str]
 
 
 class _Writer:
@@ -113,7 +102,7 @@ class _Writer:
 
     def __init__(self, front: Front, options: CudaOptions) -> None:
         self.front, self.options = front, options
-        self.bands: list[_Band] = []
+        self.kernels: list[str] = []  # one per parallel band, in the AST's order
         self.scope: dict[int, str] = {}  # depth -> iterator of the host loops around the current node
 
     def host_hooks(self) -> Hooks:
@@ -142,8 +131,7 @@ class _Writer:
 
     def band(self, node: isl.AstNode) -> list[str]:
         """Host lines launching a kernel for the band below a parallel mark; the kernel is kept."""
-        number = len(self.bands)
-        outer = [self.scope[d] for d in sorted(self.scope)]
+        number = len(self.kernels)
         assignments: list[str] = []
         y_loop = _single_path(node, assignments)
         host = [f"# parallel band {number}: one thread block per task", *assignments]
@@ -172,11 +160,13 @@ class _Writer:
         product = bool(statements) and all(
             role == "DD" and not any(re.search(rf"\b{name}\b", arg) for name in inner for arg in args[2:])
             for role, args in statements)
+        source, outer = self._kernel(number, node, grid, product)
         host.append(f"launch.stage(band_{number}, {product}, x0, x1, y0, y1{''.join(', ' + o for o in outer)})")
-        self.bands.append(_Band(number, outer, product, self._kernel(number, node, outer, grid, product), host))
+        self.kernels.append(source)
         return host
 
-    def _kernel(self, number: int, node: isl.AstNode, outer: list[str], grid: dict[str, str], product: bool) -> str:
+    def _kernel(self, number: int, node: isl.AstNode, grid: dict[str, str], product: bool) -> tuple[str, list[str]]:
+        """The band's kernel source, and the host iterators it takes (those its code reads)."""
         lines = product_lines(self.options) if product else None
         role = {"now": None}
 
@@ -195,12 +185,16 @@ class _Writer:
         prologue = lines.prologue if lines is not None else STAGE_PROLOGUE
         epilogue = lines.epilogue if lines is not None else STAGE_EPILOGUE
         parameters = [f"{key} = n" for key in self.front.parameters if key != "n"]
+        body = node_to_python(node, hooks, indent=1)
+        text = "\n".join(body)
+        inner = _iterators_below(node)
+        outer = [name for _, name in sorted(self.scope.items())
+                 if name not in inner and re.search(rf"\b{name}\b", text)]
         arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *outer])
         kind = "min-plus product, method " + self.options.method if product else "tile-layers on a held block"
         head = ["", "", "@cuda.jit", f"def band_{number}({arguments}):", f'    """Parallel band {number}: {kind}."""']
-        body = node_to_python(node, hooks, indent=1)
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
-                         + ["    " + line for line in epilogue]) + "\n"
+                         + ["    " + line for line in epilogue]) + "\n", outer
 
     def source(self, name: str, target: str, kernels_module: str) -> str:
         level = ("tile-layers T[kb, ib, jb]" if self.front.level == "tile"
@@ -209,7 +203,7 @@ class _Writer:
                                    kernels=kernels_module)
         parameters = [f"    {key} = {value}" for key, value in self.front.parameters.items()]
         body = node_to_python(self.front.ast, self.host_hooks(), indent=1)
-        return head + "\n".join(parameters + body) + "\n" + "".join(band.source for band in self.bands)
+        return head + "\n".join(parameters + body) + "\n" + "".join(self.kernels)
 
 
 @dataclass

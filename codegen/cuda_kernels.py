@@ -256,7 +256,8 @@ def product_lines(options: CudaOptions) -> ProductLines:
         prologue += [f"v{m}_{s} = DT(0)" for m, s in registers]
         epilogue = ["if loaded:"]
         for m, s in registers:
-            epilogue += [f"    if i0 + {m} < i_end and j0 + {s * columns} + x < j_end:", f"        a[r{m}, q{s}] = v{m}_{s}"]
+            epilogue += [f"    if i0 + {m} < i_end and j0 + {s * columns} + x < j_end:",
+                         f"        a[r{m}, q{s}] = v{m}_{s}"]
         return ProductLines(prologue, epilogue, options)
     per_thread = options.tile // options.t_prime
     prologue = [f"a_s = cuda.shared.array((R, {options.t_prime}), DT)",
@@ -298,7 +299,7 @@ def _method_b_step(options: CudaOptions, kb: str, ib: str, jb: str) -> list[str]
     """Method B: k in chunks of t' staged in shared memory; rows y, y + t', ... of column x."""
     chunk, per_thread = options.t_prime, options.tile // options.t_prime
     lines = ["if not loaded:  # the task's first layer: its column into registers",
-             f"    i0 = {ib} * R", f"    h = min(R, n - i0)", f"    w = min(R, n - {jb} * R)",
+             f"    i0 = {ib} * R", "    h = min(R, n - i0)", f"    w = min(R, n - {jb} * R)",
              f"    j = {jb} * R + min(x, w - 1)"]
     lines += [f"    r{m} = i0 + min(y + {m * chunk}, h - 1)" for m in range(per_thread)]
     lines += [f"    v{m} = a[r{m}, j]" for m in range(per_thread)]

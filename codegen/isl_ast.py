@@ -79,7 +79,8 @@ def loop_range(node: isl.AstNode) -> tuple[str, str, str, str]:
     """(iterator, first value, stop, step) of an isl for node, as Python expressions."""
     iterator = expr_to_python(node.for_get_iterator())
     cond = node.for_get_cond()
-    if cond.get_type() != isl.ast_expr_type.op or cond.get_op_type() not in (isl.ast_expr_op_type.le, isl.ast_expr_op_type.lt):
+    bounds = (isl.ast_expr_op_type.le, isl.ast_expr_op_type.lt)
+    if cond.get_type() != isl.ast_expr_type.op or cond.get_op_type() not in bounds:
         raise NotImplementedError(f"loop condition {cond.to_C_str()} is not an upper bound")
     if expr_to_python(cond.get_op_arg(0)) != iterator:
         raise NotImplementedError(f"loop condition {cond.to_C_str()} does not bound {iterator}")

@@ -252,21 +252,22 @@ def product_lines(options: CudaOptions) -> ProductLines:
                     f"sub_i = (cuda.blockIdx.z // {options.groups_across}) * {rows}",
                     f"sub_j = (cuda.blockIdx.z % {options.groups_across}) * {columns * options.per_block}",
                     "loaded = False", "i0 = 0", "j0 = 0", "i_end = 0", "j_end = 0"]
-        prologue += [f"q{s} = 0" for s in range(options.per_block)] + [f"r{m} = 0" for m in range(rows)]
+        prologue += [f"q{s} = 0" for s in range(options.per_block)]
         prologue += [f"v{m}_{s} = DT(0)" for m, s in registers]
-        epilogue = ["if loaded:"]
+        epilogue = ["if loaded:"]  # rows are recomputed here: fewer registers live through the k loop
         for m, s in registers:
             epilogue += [f"    if i0 + {m} < i_end and j0 + {s * columns} + x < j_end:",
-                         f"        a[r{m}, q{s}] = v{m}_{s}"]
+                         f"        a[i0 + {m}, q{s}] = v{m}_{s}"]
         return ProductLines(prologue, epilogue, options)
     per_thread = options.tile // options.t_prime
     prologue = [f"a_s = cuda.shared.array((R, {options.t_prime}), DT)",
                 f"b_s = cuda.shared.array(({options.t_prime}, R), DT)",
                 "x = cuda.threadIdx.x", "y = cuda.threadIdx.y", "loaded = False", "i0 = 0", "h = 0", "w = 0", "j = 0"]
-    prologue += [f"r{m} = 0" for m in range(per_thread)] + [f"v{m} = DT(0)" for m in range(per_thread)]
+    prologue += [f"v{m} = DT(0)" for m in range(per_thread)]
     epilogue = ["if loaded:"]
     for m in range(per_thread):
-        epilogue += [f"    if y + {m * options.t_prime} < h and x < w:", f"        a[r{m}, j] = v{m}"]
+        epilogue += [f"    if y + {m * options.t_prime} < h and x < w:",
+                     f"        a[i0 + y + {m * options.t_prime}, j] = v{m}"]
     return ProductLines(prologue, epilogue, options)
 
 
@@ -283,8 +284,7 @@ def _method_a_step(options: CudaOptions, kb: str, ib: str, jb: str) -> list[str]
              f"    i0 = {ib} * R + sub_i", f"    j0 = {jb} * R + sub_j",
              f"    i_end = min({ib} * R + R, n)", f"    j_end = min({jb} * R + R, n)"]
     lines += [f"    q{s} = min(j0 + {s * columns} + x, n - 1)" for s in range(options.per_block)]
-    lines += [f"    r{m} = min(i0 + {m}, n - 1)" for m in range(rows)]
-    lines += [f"    v{m}_{s} = a[r{m}, q{s}]" for m, s in registers]
+    lines += [f"    v{m}_{s} = a[min(i0 + {m}, n - 1), q{s}]" for m, s in registers]
     lines += ["    loaded = True",
               f"k0 = {kb} * R", "depth = min(R, n - k0)", "cuda.syncthreads()",
               f"for e in range(x, {rows} * depth, {columns}):  # the A slice, shared by all columns",
@@ -301,8 +301,7 @@ def _method_b_step(options: CudaOptions, kb: str, ib: str, jb: str) -> list[str]
     lines = ["if not loaded:  # the task's first layer: its column into registers",
              f"    i0 = {ib} * R", "    h = min(R, n - i0)", f"    w = min(R, n - {jb} * R)",
              f"    j = {jb} * R + min(x, w - 1)"]
-    lines += [f"    r{m} = i0 + min(y + {m * chunk}, h - 1)" for m in range(per_thread)]
-    lines += [f"    v{m} = a[r{m}, j]" for m in range(per_thread)]
+    lines += [f"    v{m} = a[i0 + min(y + {m * chunk}, h - 1), j]" for m in range(per_thread)]
     lines += ["    loaded = True",
               f"k0 = {kb} * R", "depth = min(R, n - k0)",
               f"for kc in range(0, depth, {chunk}):",

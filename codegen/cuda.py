@@ -192,7 +192,8 @@ class _Writer:
                  if name not in inner and re.search(rf"\b{name}\b", text)]
         arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *outer])
         kind = "min-plus product, method " + self.options.method if product else "tile-layers on a held block"
-        head = ["", "", "@cuda.jit", f"def band_{number}({arguments}):", f'    """Parallel band {number}: {kind}."""']
+        head = ["", "", "@cuda.jit(cache=True)", f"def band_{number}({arguments}):",
+                f'    """Parallel band {number}: {kind}."""']
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
                          + ["    " + line for line in epilogue]) + "\n", outer
 

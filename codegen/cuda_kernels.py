@@ -111,7 +111,7 @@ TY = {thread_rows}
 GENERIC, PIVOT, SD_ROW, SD_COL, DD = 0, 1, 2, 3, 4
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def load_block(a, s, i0, j0, h, w):
     """Block rows i0..i0+h-1, columns j0..j0+w-1 of a into s (all threads)."""
     x = cuda.threadIdx.x
@@ -120,7 +120,7 @@ def load_block(a, s, i0, j0, h, w):
             s[r, x] = a[i0 + r, j0 + x]
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def store_block(a, s, i0, j0, h, w):
     x = cuda.threadIdx.x
     for r in range(cuda.threadIdx.y, h, TY):
@@ -128,13 +128,13 @@ def store_block(a, s, i0, j0, h, w):
             a[i0 + r, j0 + x] = s[r, x]
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def note_negative_pivot(diagonal, k, status):
     if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and diagonal < 0:
         cuda.atomic.min(status, 0, k)
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def generic_operand(a, c_s, i, j, i0, j0, h, w):
     """a[i, j], from the held block when it lies there (it may be newer than global memory)."""
     if i0 <= i and i < i0 + h and j0 <= j and j < j0 + w:
@@ -142,7 +142,7 @@ def generic_operand(a, c_s, i, j, i0, j0, h, w):
     return a[i, j]
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True, inline=True, cache=True)
 def release(a, c_s, held_i, held_j, n):
     """Write the held block back (the end of a task)."""
     if held_i >= 0:
@@ -150,7 +150,7 @@ def release(a, c_s, held_i, held_j, n):
     cuda.syncthreads()
 
 
-@cuda.jit(device=True)
+@cuda.jit(device=True, cache=True)
 def tile_layer(a, c_s, p_s, q_s, kernel, kb, ib, jb, held_i, held_j, n, status):
     """Tile-layer (kb, ib, jb) by the whole thread block; returns the block now held in c_s."""
     x = cuda.threadIdx.x
@@ -199,7 +199,7 @@ def tile_layer(a, c_s, p_s, q_s, kernel, kb, ib, jb, held_i, held_j, n, status):
     return i0, j0
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def run_call(a, kernel, kb, ib, jb, n, status):
     """One tile-layer as a kernel (a statement outside every parallel band)."""
     c_s = cuda.shared.array((R, R), DT)

@@ -2,11 +2,12 @@
 
     .venv/bin/python benchmarks/gpu.py [--sizes 2048 4096 8192 16384] [--kappa-n 8192] [--json F]
 
-Needs a CUDA GPU (target 'cuda'); `NUMBA_ENABLE_CUDASIM=1 ... --target cudasim --sizes 12
---kappa-n 0` runs the script itself in the simulator (against a nominal ceiling). Per schedule and variant it prints the
-time of a whole call (one copy in, the stages, one copy out; median of
---repeats), relaxations/s (n^3 / time), the fraction of the ceiling, the
-kernel launches, and the host's share (recording the stages' task lists).
+Needs a CUDA GPU (target 'cuda'); `NUMBA_ENABLE_CUDASIM=1 ... --target cudasim --tile 4
+--sizes 12 --kappa-n 12` runs the script itself in the simulator (against a nominal ceiling).
+Per schedule and variant it prints the time of a whole call (one copy in, the stages, one copy
+out; median of --repeats), relaxations/s (n^3 / time), the fraction of the ceiling, the kernel
+launches, and the host driver's seconds (its loops and launches run ahead of the asynchronous
+kernels: near the whole time, they would mean a host bottleneck).
 Then seed 000's time-vs-kappa curve of the generalized schedule. Every
 result is checked against the CPU's generated classic schedule.
 

@@ -154,3 +154,7 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
                              check=True, env=environment, capture_output=True, text=True).stdout
     assert "launch.stage(band_3, True" in emitted and "min-plus product, method B" in emitted
     assert "def tile_layer(" in emitted and "for (int c0" in emitted
+    compared = subprocess.run([sys.executable, "-m", "schedules.cli", "compare", "--n", "7", "--tile", "3",
+                               "--target", "cudasim", "--dtype", "float32", "--repeats", "1", "--schedules",
+                               "classic;recursive"], check=True, env=environment, capture_output=True, text=True).stdout
+    assert "target cudasim" in compared and compared.count(" True ") >= 4  # scipy, naive, both schedules exact

@@ -72,16 +72,22 @@ def _single_path(node: isl.AstNode, assignments: list[str]) -> isl.AstNode | Non
             return None
 
 
-def _statements(node: isl.AstNode) -> list[tuple[str | None, list[str]]]:
-    """(role, argument expressions) of every statement below `node`."""
-    found: list[tuple[str | None, list[str]]] = []
-    role = {"now": None}
+def _role_marks(comments: bool) -> tuple[dict, Callable[[str], tuple[list[str], list[str]]]]:
+    """A mark hook remembering the last role mark met (role["now"]), and that state."""
+    role: dict = {"now": None}
 
     def mark(name: str) -> tuple[list[str], list[str]]:
         if name not in (STAGE_MARK, TASK_MARK, PARALLEL_MARK):
             role["now"] = name
-        return [], []
+        return ([f"# {name}"] if comments else []), []
 
+    return role, mark
+
+
+def _statements(node: isl.AstNode) -> list[tuple[str | None, list[str]]]:
+    """(role, argument expressions) of every statement below `node`."""
+    found: list[tuple[str | None, list[str]]] = []
+    role, mark = _role_marks(comments=False)
     node_to_python(node, Hooks(statement=lambda _, args: found.append((role["now"], args)) or [], mark=mark))
     return found
 
@@ -106,12 +112,7 @@ class _Writer:
         self.scope: dict[int, str] = {}  # depth -> iterator of the host loops around the current node
 
     def host_hooks(self) -> Hooks:
-        role = {"now": None}
-
-        def mark(name: str) -> tuple[list[str], list[str]]:
-            if name not in (STAGE_MARK, TASK_MARK):
-                role["now"] = name
-            return [f"# {name}"], []
+        role, mark = _role_marks(comments=True)
 
         def statement(_: str, args: list[str]) -> list[str]:
             return [f"launch.call({KERNEL_NUMBERS.get(role['now'], 0)}, {', '.join(args)})"]
@@ -168,12 +169,7 @@ class _Writer:
     def _kernel(self, number: int, node: isl.AstNode, grid: dict[str, str], product: bool) -> tuple[str, list[str]]:
         """The band's kernel source, and the host iterators it takes (those its code reads)."""
         lines = product_lines(self.options) if product else None
-        role = {"now": None}
-
-        def mark(name: str) -> tuple[list[str], list[str]]:
-            if name not in (STAGE_MARK, TASK_MARK, PARALLEL_MARK):
-                role["now"] = name
-            return [f"# {name}"], []
+        role, mark = _role_marks(comments=True)
 
         def statement(_: str, args: list[str]) -> list[str]:
             kb, ib, jb = args

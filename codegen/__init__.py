@@ -1,4 +1,4 @@
-"""Code generation: the isl AST front end, tile kernels, the CPU generator, reference kernels."""
+"""Code generation: the isl AST front end, the CPU and CUDA generators and their kernels, reference kernels."""
 from .llvm_options import prefer_wide_vectors
 
 prefer_wide_vectors()  # before Numba builds anything

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
+from numba.core import types
 
 DTYPES = ("float32", "float64", "int32")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
@@ -168,6 +168,21 @@ _TASKS = '''
 LAYERS, PRODUCT = 0, 1
 
 
+@njit(cache=True)
+def put(tables, which, count, first, second, third, fourth):
+    """Write row `count` of tables[which], an int64 table that doubles when full."""
+    rows = tables[which]
+    if count == rows.shape[0]:
+        grown = np.empty((2 * count, 4), dtype=np.int64)
+        grown[:count] = rows
+        tables[which] = grown
+        rows = grown
+    rows[count, 0] = first
+    rows[count, 1] = second
+    rows[count, 2] = third
+    rows[count, 3] = fourth
+
+
 @njit(parallel=True, cache=True)
 def run_tasks({matrices}, status, calls, n_calls, tasks, n_tasks, tile, n):
     """One stage: its tasks in parallel, the tile-layers of each in order.
@@ -235,7 +250,7 @@ def kernel_source(options: KernelOptions) -> str:
     return source + _PRODUCT.format(rows=rows, columns=columns, line=line) + _micro_source(options)
 
 
-def kernel_signatures(options: KernelOptions) -> dict[str, str]:
+def kernel_signatures(options: KernelOptions) -> dict[str, str | types.Type]:
     """Explicit signatures, so no call can silently compile another specialisation.
 
     Callees come before their callers: a caller compiled first would compile
@@ -245,12 +260,14 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     bounds = ", ".join(["int64"] * 6)
     layers = f"void({matrix}, {bounds}, int64[::1])"
     table = "int64[:, ::1], int64"
+    tables = types.List(types.int64[:, ::1])  # the driver's own list (only a compiled driver calls put)
+    record = {"put": types.void(tables, *[types.int64] * 6)}
     if options.predecessors:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"
-        return {"relax_layers_pred": pred,
+        return {**record, "relax_layers_pred": pred,
                 "run_tasks": f"void({matrix}, int32[:, ::1], int64[::1], {table}, {table}, int64, int64)"}
     u = ", ".join(["uint64"] * 4)
-    return {"micro_product": f"void({matrix}, {u})", "micro_rows": f"void({matrix}, {u})",
+    return {**record, "micro_product": f"void({matrix}, {u})", "micro_rows": f"void({matrix}, {u})",
             "relax_rows": f"void({matrix}, {u}, uint64, int64[::1])",
             "relax_layers": layers, "relax_product": layers,
             "run_tasks": f"void({matrix}, int64[::1], {table}, {table}, int64, int64)"}

@@ -243,9 +243,9 @@ class CudaCompiledSchedule:
     compile_seconds: float
     _run: Callable
     _kernels: object
-    #: the last call's launches ("stages": all, "products": those run by run_product) and
-    #: "driver_seconds", the host's time recording and launching (launches are asynchronous:
-    #: when it nears the whole call's time, the host is the bottleneck)
+    #: the last call's launches ("stages": all, "products": those of min-plus product bands) and
+    #: "driver_seconds", the host's loops and launches (launches are asynchronous: when it
+    #: nears the whole call's time, the host is the bottleneck)
     last_run: dict = field(default_factory=dict)
 
     def __call__(self, a: np.ndarray, pred: np.ndarray | None = None) -> int:

@@ -73,7 +73,7 @@ class CudaOptions:
 
     @property
     def thread_rows(self) -> int:
-        """run_stage's blockDim.y (blockDim.x is the tile: one thread per column)."""
+        """blockDim.y of a band running tile-layers (blockDim.x is the tile: one thread per column)."""
         return max(1, min(self.tile, THREADS_PER_BLOCK // self.tile))
 
     @property

@@ -32,14 +32,16 @@ SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa
 
 def ceiling(dtype: str, repeats: int) -> float:
     """Relaxations/s of the DD micro-kernel on L1-resident 64 x 64 tiles, one per thread."""
-    micro = _compile_kernels(KernelOptions(dtype=dtype))[0].micro_product
+    options = KernelOptions(dtype=dtype)
+    micro = _compile_kernels(options)[0].micro_product
+    rows, columns = options.register_block
 
     @njit(parallel=True)
     def sweep(tiles, reps):
         for t in prange(tiles.shape[0]):
             for _ in range(reps):
-                for j in range(0, 64, 32):
-                    for i in range(0, 64, 4):
+                for j in range(0, 64, columns):
+                    for i in range(0, 64, rows):
                         micro(tiles[t], np.uint64(i), np.uint64(j), np.uint64(0), np.uint64(64))
 
     threads = numba.get_num_threads()

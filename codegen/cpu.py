@@ -73,13 +73,13 @@ class _Writer:
                 state["parallel"] = True
                 if not self.tile_level:
                     return ["# parallel band: its first loop is a prange"], []
-                run = (f"run_tasks({self.matrices}, status, tables[0], n_calls, tables[1], n_tasks, "
+                run = (f"run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
                        f"{self.front.tile}, {self.front.n})")
                 return ["# parallel band: its iterations are tasks, run together", "n_calls = 0", "n_tasks = 0"], [run]
             if name == TASK_MARK:
                 state["role"] = None
                 if self.tile_level and state["parallel"]:
-                    return ["# task", "put(tables, 1, n_tasks, n_calls, 0, 0, 0)", "n_tasks += 1"], []
+                    return ["# task", "tasks = put(tasks, n_tasks, n_calls, 0, 0, 0)", "n_tasks += 1"], []
             elif name != STAGE_MARK:
                 state["role"] = name
             return [f"# {name}"], []
@@ -109,7 +109,7 @@ class _Writer:
         kernel = self._kernel(role)
         if in_task:
             number = KERNEL_NUMBERS[kernel]
-            return [f"put(tables, 0, n_calls, {number}, {', '.join(args)})", "n_calls += 1"]
+            return [f"calls = put(calls, n_calls, {number}, {', '.join(args)})", "n_calls += 1"]
         r, n = self.front.tile, self.front.n
         bounds = [f"{r} * {x}, min({r} * {x} + {r}, {n})" for x in args]
         return [f"{kernel}({self.matrices}, {', '.join(bounds)}, status)"]
@@ -128,7 +128,7 @@ class _Writer:
             parallel="" if self.tile_level else "parallel=True, ",
         )
         tables = ["    # calls: (kernel, kb, ib, jb) of one stage; tasks: index of each task's first call",
-                  "    tables = [np.empty((64, 4), dtype=np.int64), np.empty((64, 4), dtype=np.int64)]",
+                  "    calls = np.empty((64, 4), dtype=np.int64)", "    tasks = np.empty((64, 4), dtype=np.int64)",
                   "    n_calls = 0", "    n_tasks = 0"] if self.tile_level else []
         parameters = [f"    {name} = {value}" for name, value in self.front.parameters.items()]
         body = node_to_python(self.front.ast, self.hooks(), indent=1)
@@ -215,7 +215,7 @@ INTERPRET_UP_TO = 100_000
 
 
 def _python_driver(run, kernels) -> Callable:
-    """The driver's Python function, recording with plain Python (Numba's put would unbox the list)."""
+    """The driver's Python function, recording with plain Python (a compiled put costs a dispatch per call)."""
     return FunctionType(run.py_func.__code__, {**run.py_func.__globals__, "put": kernels.put.py_func})
 
 

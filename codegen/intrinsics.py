@@ -1,4 +1,11 @@
-"""LLVM intrinsics the CPU tile kernels call (Numba exposes no prefetch of its own)."""
+"""LLVM code the CPU tile kernels call, written as Numba intrinsics.
+
+Numba exposes neither prefetch nor vector types. The min-plus register
+block is emitted as vector IR directly: left to Numba, an unrolled block of
+scalars needs the SLP vectorizer (off by default, PERFORMANCE-NOTES trap 2),
+which took 5-15 s per dtype to compile and packed some shapes into gathers
+and scalar code.
+"""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -7,6 +14,10 @@ from numba.extending import intrinsic
 
 _I8_POINTER = ir.IntType(8).as_pointer()
 _I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+#: bytes per vector register of the widest SIMD unit targeted (AVX-512); narrower units
+#: get each vector split by LLVM's legalizer, which stays correct
+VECTOR_BYTES = 64
 
 
 @intrinsic
@@ -27,3 +38,73 @@ def prefetch(typingctx, array, i, j):
         return context.get_dummy_value()
 
     return types.void(array, i, j), codegen
+
+
+def vector_width(itemsize: int) -> int:
+    """Elements per vector register."""
+    return VECTOR_BYTES // itemsize
+
+
+def min_plus_block(rows: int, vectors: int):
+    """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
+
+    C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
+    k0..k0+depth-1: C = min(C, a[i, k] + a[k, j]), one broadcast of a[i, k]
+    per row and one vector load of row k per vector. Indices are uint64.
+    int32 sums wrap at 32 bits like the cast-back sums of the other kernels
+    (the INF sentinel keeps 2 INF below 2^31). The float comparison is
+    ordered less-than, the select vminps/vminpd implements.
+    """
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        element = context.get_value_type(array_type.dtype)
+        floating = isinstance(array_type.dtype, types.Float)
+        width = vector_width(context.get_abi_sizeof(element))
+        vector = ir.VectorType(element, width)
+        array = context.make_array(array_type)(context, builder, args[0])
+        i0, j0, k0, depth = args[1:]
+        row_bytes = cgutils.unpack_tuple(builder, array.strides, 2)[0]
+        item_bytes = _I64(context.get_abi_sizeof(element))
+        base = builder.bitcast(array.data, _I8_POINTER)
+
+        def pointer(row, column, pointee):
+            offset = builder.add(builder.mul(row, row_bytes), builder.mul(column, item_bytes))
+            return builder.bitcast(builder.gep(base, [offset]), pointee.as_pointer())
+
+        def load(where):
+            return builder.load(where, align=item_bytes.constant)
+
+        block_pointers = [[pointer(builder.add(i0, _I64(m)), builder.add(j0, _I64(v * width)), vector)
+                           for v in range(vectors)] for m in range(rows)]
+        accumulators = [[cgutils.alloca_once(builder, vector) for _ in range(vectors)] for _ in range(rows)]
+        for m in range(rows):
+            for v in range(vectors):
+                builder.store(load(block_pointers[m][v]), accumulators[m][v])
+        undefined = ir.Constant(vector, ir.Undefined)
+        lanes_from_first = ir.Constant(ir.VectorType(_I32, width), [0] * width)
+        with cgutils.for_range(builder, depth) as loop:
+            k = builder.add(k0, loop.index)
+            row_k = [load(pointer(k, builder.add(j0, _I64(v * width)), vector)) for v in range(vectors)]
+            for m in range(rows):
+                scalar = load(pointer(builder.add(i0, _I64(m)), k, element))
+                broadcast = builder.shuffle_vector(builder.insert_element(undefined, scalar, _I32(0)),
+                                                   undefined, lanes_from_first)
+                for v in range(vectors):
+                    current = builder.load(accumulators[m][v])
+                    if floating:
+                        through_k = builder.fadd(broadcast, row_k[v])
+                        shorter = builder.fcmp_ordered("<", through_k, current)
+                    else:
+                        through_k = builder.add(broadcast, row_k[v])
+                        shorter = builder.icmp_signed("<", through_k, current)
+                    builder.store(builder.select(shorter, through_k, current), accumulators[m][v])
+        for m in range(rows):
+            for v in range(vectors):
+                builder.store(builder.load(accumulators[m][v]), block_pointers[m][v], align=item_bytes.constant)
+        return context.get_dummy_value()
+
+    @intrinsic
+    def block(typingctx, a, i0, j0, k0, depth):
+        return types.void(a, i0, j0, k0, depth), codegen
+
+    return block

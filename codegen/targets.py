@@ -16,7 +16,7 @@ CUDA_PARAMETERS = ("method", "sub_tile", "per_block", "t_prime")
 
 
 def generate(schedule: Schedule, target: str = "cpu", dtype: str = "float32",
-             register_block: tuple[int, int] = (4, 32), predecessors: bool = False,
+             register_block: tuple[int, int] | None = None, predecessors: bool = False,
              **cuda_parameters) -> CompiledSchedule | CudaCompiledSchedule:
     """Compile a schedule (built for a concrete n) into a callable that runs the FW nest in place.
 
@@ -36,7 +36,9 @@ def generate(schedule: Schedule, target: str = "cpu", dtype: str = "float32",
     if target == "cpu":
         if cuda_parameters:
             raise ValueError(f"{', '.join(sorted(cuda_parameters))} apply to targets cuda and cudasim, not cpu")
-        options = KernelOptions(dtype=str(dtype), register_block=tuple(register_block), predecessors=predecessors)
+        block = None if register_block is None else tuple(register_block)
+        options = KernelOptions(dtype=str(dtype), register_block=block,
+                                predecessors=predecessors)
         return generate_cpu(schedule, options)
     if predecessors:
         raise ValueError(f"predecessors are generated for target 'cpu' only, not {target!r}")

@@ -51,7 +51,7 @@ def test_compare_random_graph_and_emit(capsys):
     assert main(["emit", "classic", "--n", "100", "--tile", "32"]) == 0
     out = capsys.readouterr().out
     assert "for (int c0 = 0; c0 <= 3; c0 += 1)" in out  # isl's C AST
-    assert "run_tasks(a, status" in out and "put(tables, 0, n_calls, 1," in out  # DD calls the product kernel
+    assert "run_tasks(a, status" in out and "calls = put(calls, n_calls, 1," in out  # DD calls the product kernel
 
 
 def test_solve_writes_predecessors(tmp_path):

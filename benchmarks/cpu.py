@@ -3,6 +3,9 @@ and polyfw's generated schedules, in one run, as ratios. Not a test.
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/cpu.py [--sizes 1024 2048 4096] [--tune]
 
+Rounds interleave the contenders, and each timing is paired with a ceiling
+sample taken just before it (the shared host's speed drifts within minutes).
+
 --tune writes the fastest configuration per dtype into schedules/tuning.json.
 """
 from __future__ import annotations
@@ -11,6 +14,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -23,15 +27,15 @@ from numba import njit, prange  # noqa: E402
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall  # noqa: E402
 from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
-from schedules.compare import median_seconds  # noqa: E402
 from schedules.solve import padded_stride, parse_schedule, resolve_schedule  # noqa: E402
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128"]
 
 
-def ceiling(dtype: str, repeats: int) -> float:
-    """Relaxations/s of the DD micro-kernel on L1-resident 64 x 64 tiles, one per thread."""
+def ceiling_sampler(dtype: str) -> Callable[[], float]:
+    """A function returning one sample of the min-plus ceiling: relaxations/s of the DD
+    register block on L1-resident 64 x 64 tiles, one per thread (~0.05 s a sample)."""
     options = KernelOptions(dtype=dtype)
     micro = _compile_kernels(options)[0].micro_product
     rows, columns = options.register_block
@@ -47,8 +51,13 @@ def ceiling(dtype: str, repeats: int) -> float:
     threads = numba.get_num_threads()
     tiles = np.ones((threads, 64, 80), dtype=dtype)
     sweep(tiles, 1)
-    seconds = median_seconds(lambda: sweep(tiles, 2000), repeats)
-    return threads * 2000 * 64**3 / seconds
+
+    def sample() -> float:
+        started = time.perf_counter()
+        sweep(tiles, 2000)
+        return threads * 2000 * 64**3 / (time.perf_counter() - started)
+
+    return sample
 
 
 def hand_written_classic(dtype: str, tile: int):
@@ -80,39 +89,66 @@ def hand_written_classic(dtype: str, tile: int):
     return classic
 
 
-def bench_size(n: int, dtype: str, repeats: int, naive_too: bool) -> list[dict]:
+def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dict]:
+    """Every contender once per round, each round with its own ceiling sample.
+
+    The host is shared and its speed drifts by up to 2x within minutes, so a
+    rate is compared with the ceiling sampled right before it in the same
+    round ("paired"), and the median of those ratios is reported beside the
+    median rate.
+    """
     rng = np.random.default_rng(n)
     base = rng.integers(1, 1000, size=(n, n)).astype(dtype)
     np.fill_diagonal(base, 0)
     buffer = np.empty((n, padded_stride(n)), dtype=dtype)
-    rows = []
-
-    def record(name: str, seconds: float) -> None:
-        rows.append({"n": n, "dtype": dtype, "name": name, "seconds": seconds, "rate": n**3 / seconds})
-        print(f"  {name:36s} {seconds:8.3f} s {n**3 / seconds / 1e9:8.2f} G/s", flush=True)
-
-    def timed(run_on) -> float:
-        def once():
-            buffer[:, :n] = base
-            run_on(buffer)
-        once()
-        return median_seconds(once, repeats)
-
+    square = np.empty((n, n), dtype=dtype)
     status = np.full(1, -1, dtype=np.int64)
+    sample_ceiling = ceiling_sampler(dtype)
     yardstick = hand_written_classic(dtype, 128)
-    record("hand-written classic r=128", timed(lambda b: yardstick(b, n, status)))
+    contenders: dict[str, Callable[[], object]] = {
+        "hand-written classic r=128": lambda: yardstick(buffer, n, status)}
     for spec in SCHEDULES:
-        schedule = resolve_schedule(spec, n, dtype)
-        compiled = generate(schedule, dtype=dtype)
-        record(f"polyfw {spec}", timed(compiled))
-    if naive_too:
-        square = np.empty((n, n), dtype=dtype)
+        contenders[f"polyfw {spec}"] = generate(resolve_schedule(spec, n, dtype), dtype=dtype).__call__
+    seconds: dict[str, list[float]] = {name: [] for name in [*contenders, "naive Numba prange"]}
+    paired: dict[str, list[float]] = {name: [] for name in seconds}
+    ceilings = []
 
-        def naive():
-            square[...] = base
-            floyd_warshall_naive(square)
-        naive()
-        record("naive Numba prange", median_seconds(naive, 1))
+    def time_once(name: str, prepare: Callable[[], object], run: Callable[[], object]) -> None:
+        ceilings.append(sample_ceiling())
+        prepare()
+        started = time.perf_counter()
+        run()
+        elapsed = time.perf_counter() - started
+        seconds[name].append(elapsed)
+        paired[name].append(n**3 / elapsed / ceilings[-1])
+
+    def fill_buffer() -> None:
+        buffer[:, :n] = base
+
+    def fill_square() -> None:
+        square[...] = base
+
+    for name, run in contenders.items():  # first calls compile or load from the cache
+        fill_buffer()
+        run() if name.startswith("hand") else run(buffer)
+    fill_square()
+    floyd_warshall_naive(square)
+    for round_ in range(repeats):
+        for name, run in contenders.items():
+            time_once(name, fill_buffer, (lambda run=run: run()) if name.startswith("hand") else
+                      (lambda run=run: run(buffer)))
+        if round_ < naive_repeats:
+            time_once("naive Numba prange", fill_square, lambda: floyd_warshall_naive(square))
+    rows = []
+    for name in seconds:
+        median = float(np.median(seconds[name]))
+        rows.append({"n": n, "dtype": dtype, "name": name, "seconds": median, "rate": n**3 / median,
+                     "of_ceiling": float(np.median(paired[name]))})
+        print(f"  {name:36s} {median:8.3f} s {n**3 / median / 1e9:8.2f} G/s "
+              f"{rows[-1]['of_ceiling']:6.0%} of the paired ceiling", flush=True)
+    rows.append({"n": n, "dtype": dtype, "name": "ceiling", "rate": float(np.median(ceilings)),
+                 "best": float(max(ceilings))})
+    print(f"  {'ceiling samples':36s} median {np.median(ceilings) / 1e9:.1f} G/s, best {max(ceilings) / 1e9:.1f} G/s")
     return rows
 
 
@@ -120,7 +156,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096])
     parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5, help="rounds; each times every contender once")
+    parser.add_argument("--naive-repeats", type=int, default=2, help="rounds that also time the naive kernel (slow)")
     parser.add_argument("--scipy-up-to", type=int, default=2048, help="largest n to time scipy at (it is slow)")
     parser.add_argument("--tune", action="store_true", help="write the fastest configurations to schedules/tuning.json")
     parser.add_argument("--json", default=None, help="also save every measurement here")
@@ -130,12 +167,9 @@ def main() -> None:
     results = []
     scipy_seconds: dict[int, float] = {}
     for dtype in args.dtypes:
-        peak = 0.0
         for n in args.sizes:
-            # the host is shared: re-measure before every size and keep the best (a ceiling is a peak)
-            peak = max(peak, ceiling(dtype, args.repeats))
-            print(f"n = {n}, {dtype} (L1-resident min-plus ceiling so far {peak / 1e9:.1f} G/s)")
-            rows = bench_size(n, dtype, args.repeats, naive_too=True)
+            print(f"n = {n}, {dtype}")
+            rows = bench_size(n, dtype, args.repeats, args.naive_repeats)
             if n <= args.scipy_up_to:
                 if n not in scipy_seconds:  # scipy computes in float64 whatever the dtype: time it once
                     graph = np.random.default_rng(n).integers(1, 1000, (n, n)).astype(np.float64)
@@ -148,14 +182,13 @@ def main() -> None:
                 print(f"  {'scipy floyd_warshall (float64)':36s} {seconds:8.3f} s {n**3 / seconds / 1e9:8.2f} G/s")
             best = max((r for r in rows if r["name"].startswith("polyfw")), key=lambda r: r["rate"])
             by_name = {r["name"]: r["rate"] for r in rows}
-            ratios = [f"best {best['name']}: {best['rate'] / 1e9:.1f} G/s = {best['rate'] / peak:.0%} of ceiling",
-                      f"{best['rate'] / by_name['naive Numba prange']:.1f}x naive",
+            ratios = [f"best {best['name']}: {best['rate'] / 1e9:.1f} G/s = {best['of_ceiling']:.0%} of the paired "
+                      f"ceiling", f"{best['rate'] / by_name['naive Numba prange']:.1f}x naive",
                       f"{best['rate'] / by_name['hand-written classic r=128']:.2f}x hand-written"]
             if "scipy floyd_warshall" in by_name:
                 ratios.append(f"{best['rate'] / by_name['scipy floyd_warshall']:.0f}x scipy")
-            print("  => " + ", ".join(ratios))
+            print("  => " + ", ".join(ratios), flush=True)
             results += rows
-        results.append({"dtype": dtype, "name": "ceiling", "rate": peak})
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.tune:

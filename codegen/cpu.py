@@ -189,7 +189,8 @@ def _compile_kernels(options: KernelOptions):
     for name, signature in kernel_signatures(options).items():
         function = getattr(module, name)
         if not function.signatures:
-            # the register block needs SLP on and the loop vectorizer off (PERFORMANCE-NOTES, trap 2)
+            # micro_rows, unrolled across a strip, needs SLP on and the loop vectorizer off
+            # (PERFORMANCE-NOTES, trap 2); the product's register block is vector IR already
             with vectorizers(slp=name.startswith("micro_"), loop=not name.startswith("micro_")):
                 function.compile(signature)
         function.disable_compile()

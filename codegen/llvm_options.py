@@ -1,11 +1,11 @@
 """LLVM settings the generated kernels need, applied before Numba builds its first function.
 
 Two of PERFORMANCE-NOTES' traps live here. On Intel CPUs LLVM prefers
-256-bit vectors even where AVX-512 exists, which halves the register-blocked
-min-plus kernel; dropping that preference from the CPU features (read by
-Numba once, when it creates its code generator) lets it use zmm registers.
-And the micro-kernel needs the SLP vectorizer on and the loop vectorizer off
-while it, and only it, is compiled.
+256-bit vectors even where AVX-512 exists, which halves the vectorised
+kernels; dropping that preference from the CPU features (read by Numba once,
+when it creates its code generator) lets them use zmm registers. And
+micro_rows, one pivot row's strip unrolled into locals, needs the SLP
+vectorizer on and the loop vectorizer off while it, and only it, is compiled.
 """
 from __future__ import annotations
 

@@ -227,10 +227,19 @@ def run_tasks({matrices}, status, calls, n_calls, tasks, n_tasks, tile, n):
     """One stage: its tasks in parallel, the tile-layers of each in order.
 
     calls[c] = (kernel, kb, ib, jb); tasks[t, 0] = index of task t's first call.
+    Empty tasks are dropped first: isl puts the task mark above the guards, so
+    e.g. classic's SD band records Q^2 tasks of which 2Q - 2 hold a tile-layer,
+    and prange's even split of all of them gave one thread most of the work.
     """
-    for t in prange(n_tasks):
-        end = tasks[t + 1, 0] if t + 1 < n_tasks else n_calls
-        for c in range(tasks[t, 0], end):
+    starts = np.empty(n_tasks + 1, dtype=np.int64)
+    busy = 0
+    for t in range(n_tasks):
+        if (tasks[t + 1, 0] if t + 1 < n_tasks else n_calls) > tasks[t, 0]:
+            starts[busy] = tasks[t, 0]
+            busy += 1
+    starts[busy] = n_calls
+    for t in prange(busy):
+        for c in range(starts[t], starts[t + 1]):
             k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
             k1, i1, j1 = min(k0 + tile, n), min(i0 + tile, n), min(j0 + tile, n)
             {dispatch}

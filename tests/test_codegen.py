@@ -51,6 +51,21 @@ def test_naive_family_is_generated_point_by_point(dtype):
     np.testing.assert_array_equal(matrix, nest_result(polybench_matrix(23).astype(dtype)))
 
 
+def test_later_calls_replay_the_recorded_program_on_new_matrices():
+    # the first call records the kernel calls of the Python driver; later ones replay them
+    n = 40
+    compiled = generate(schedules.build("generalized", n, tile=8, kappa=2), dtype="int32")
+    for seed in range(3):
+        graph = random_graph(n, 3 * n, weights=(1, 9), seed=seed, potential=4)
+        matrix = as_dense(graph, dtype="int32")
+        expected = nest_result(matrix)
+        padded = np.zeros((n, n + 5), dtype=np.int32)
+        padded[:, :n] = matrix
+        assert compiled(padded) == compiled(matrix)  # another object, another row stride
+        np.testing.assert_array_equal(matrix, expected)
+        np.testing.assert_array_equal(padded[:, :n], expected)
+
+
 def test_padded_rows_and_register_blocks():
     n = 50
     matrix = np.full((n, 80), -7, dtype=np.float32)  # columns beyond n must stay untouched

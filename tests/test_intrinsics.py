@@ -17,9 +17,11 @@ def test_min_plus_block_matches_numpy(dtype, rows, vectors):
 
     columns = vectors * vector_width(np.dtype(dtype).itemsize)
     rng = np.random.default_rng(rows * vectors)
-    a = rng.integers(-50, 1000, size=(40, 72)).astype(dtype)
-    a[0, 0] = 2**30 - 1 if dtype == "int32" else np.inf  # an INF operand must not win or overflow
-    i0, j0, k0, depth = 5, 3, 0, 9  # the block (rows 5.., columns 3..) is unaligned
+    a = rng.integers(-50, 1000, size=(56, 72)).astype(dtype)
+    a[6, 41] = 2**30 - 1 if dtype == "int32" else np.inf  # an INF operand must not win or overflow
+    a[41, 4] = a[6, 41]
+    # an unaligned block (rows 5.., columns 3..) apart from the rows and columns k it reads, as in DD
+    i0, j0, k0, depth = 5, 3, 40, 9
     expected = a.copy()
     c = expected[i0:i0 + rows, j0:j0 + columns]
     for k in range(k0, k0 + depth):

@@ -108,7 +108,8 @@ def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dic
     contenders: dict[str, Callable[[], object]] = {
         "hand-written classic r=128": lambda: yardstick(buffer, n, status)}
     for spec in SCHEDULES:
-        contenders[f"polyfw {spec}"] = generate(resolve_schedule(spec, n, dtype), dtype=dtype).__call__
+        compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype)
+        contenders[f"polyfw {spec}"] = lambda compiled=compiled: compiled(buffer)
     seconds: dict[str, list[float]] = {name: [] for name in [*contenders, "naive Numba prange"]}
     paired: dict[str, list[float]] = {name: [] for name in seconds}
     ceilings = []
@@ -128,15 +129,14 @@ def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dic
     def fill_square() -> None:
         square[...] = base
 
-    for name, run in contenders.items():  # first calls compile or load from the cache
+    for run in contenders.values():  # first calls compile or load from the cache
         fill_buffer()
-        run() if name.startswith("hand") else run(buffer)
+        run()
     fill_square()
     floyd_warshall_naive(square)
     for round_ in range(repeats):
         for name, run in contenders.items():
-            time_once(name, fill_buffer, (lambda run=run: run()) if name.startswith("hand") else
-                      (lambda run=run: run(buffer)))
+            time_once(name, fill_buffer, run)
         if round_ < naive_repeats:
             time_once("naive Numba prange", fill_square, lambda: floyd_warshall_naive(square))
     rows = []

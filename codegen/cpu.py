@@ -66,18 +66,20 @@ class _Writer:
         return self.front.level == "tile"
 
     def hooks(self) -> Hooks:
-        state = {"parallel": False, "role": None}
+        # parallel: inside a parallel band; prange: its first loop, if met before the task mark, is a prange
+        state = {"parallel": False, "prange": False, "role": None}
 
         def mark(name: str) -> tuple[list[str], list[str]]:
             if name == PARALLEL_MARK:
                 state["parallel"] = True
                 if not self.tile_level:
+                    state["prange"] = True
                     return ["# parallel band: its first loop is a prange"], []
                 run = (f"run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
                        f"{self.front.tile}, {self.front.n})")
                 return ["# parallel band: its iterations are tasks, run together", "n_calls = 0", "n_tasks = 0"], [run]
             if name == TASK_MARK:
-                state["role"] = None
+                state["role"], state["prange"] = None, False  # loops inside a task run in order
                 if self.tile_level and state["parallel"]:
                     return ["# task", "tasks = put(tasks, n_tasks, n_calls, 0, 0, 0)", "n_tasks += 1"], []
             elif name != STAGE_MARK:
@@ -89,9 +91,9 @@ class _Writer:
                 state["parallel"] = False
 
         def loop(_: str) -> str:
-            if self.tile_level or not state["parallel"]:
+            if not state["prange"]:
                 return "range"
-            state["parallel"] = False  # only the band's outermost loop
+            state["prange"] = False  # only the band's outermost loop
             return "prange"
 
         def statement(_: str, args: list[str]) -> list[str]:

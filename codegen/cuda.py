@@ -54,7 +54,8 @@ def run(launch):
 
 def _single_path(node: isl.AstNode, assignments: list[str]) -> isl.AstNode | None:
     """The first loop below `node` while nothing branches (blocks of one child, ifs without
-    else, marks, loops of one iteration, whose assignments are appended), else None."""
+    else, marks, loops of one iteration, whose assignments are appended) and the task has
+    not begun, else None: a loop inside a task runs in order within its thread block."""
     while True:
         kind = node.get_type()
         if kind == isl.ast_node_type.for_:
@@ -66,7 +67,7 @@ def _single_path(node: isl.AstNode, assignments: list[str]) -> isl.AstNode | Non
             node = node.block_get_children().get_at(0)
         elif kind == isl.ast_node_type.if_ and not node.if_has_else_node():
             node = node.if_get_then_node()
-        elif kind == isl.ast_node_type.mark:
+        elif kind == isl.ast_node_type.mark and node.mark_get_id().get_name() != TASK_MARK:
             node = node.mark_get_node()
         else:
             return None
@@ -219,13 +220,22 @@ class _Launcher:
         if x1 <= x0 or y1 <= y0:
             return
         grid, block = (self.options.product_launch if product else self.options.stage_launch)(x1 - x0, y1 - y0)
-        kernel[grid, block](self.device_matrix, self.status, self.n, x0, y0, *outer)
-        self.launches += 1
+        self._launch(kernel, grid, block, f"{getattr(kernel, 'py_func', kernel).__name__}{tuple(outer)}", self.device_matrix, self.status,
+                     self.n, x0, y0, *outer)
         self.product_launches += product
 
     def call(self, number: int, kb: int, ib: int, jb: int) -> None:
         block = (self.options.tile, self.options.thread_rows)
-        self.kernels.run_call[1, block](self.device_matrix, number, kb, ib, jb, self.n, self.status)
+        self._launch(self.kernels.run_call, 1, block, f"run_call({number}, {kb}, {ib}, {jb})", self.device_matrix,
+                     number, kb, ib, jb, self.n, self.status)
+
+    def _launch(self, kernel, grid, block, name: str, *arguments) -> None:
+        concurrent = hasattr(self.device_matrix, "begin_launch")
+        if concurrent:
+            self.device_matrix.begin_launch(f"launch {self.launches} ({name})")
+        kernel[grid, block](*arguments)
+        if concurrent:
+            self.device_matrix.end_launch()
         self.launches += 1
 
 
@@ -248,13 +258,24 @@ class CudaCompiledSchedule:
     #: nears the whole call's time, the host is the bottleneck)
     last_run: dict = field(default_factory=dict)
 
-    def __call__(self, a: np.ndarray, pred: np.ndarray | None = None) -> int:
+    def __call__(self, a: np.ndarray, pred: np.ndarray | None = None, concurrent_blocks: bool = False) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
-        with a[k, k] < 0 seen as a pivot (a negative cycle), else -1."""
+        with a[k, k] < 0 seen as a pivot (a negative cycle), else -1.
+
+        concurrent_blocks (target 'cudasim' only): run each launch's blocks with a GPU's
+        semantics instead of one after another (codegen.gpu_semantics)."""
         if pred is not None:
             raise ValueError("predecessors are generated for target 'cpu' only; pass pred=None")
         check_matrix(a, self.n, self.options.dtype, "a")
-        launcher = _Launcher(self._kernels, self.options, cuda.to_device(a),
+        if concurrent_blocks:
+            if self.target != "cudasim":
+                raise ValueError(f"concurrent_blocks simulates a GPU; it needs target 'cudasim', not {self.target!r}")
+            from .gpu_semantics import ConcurrentBlocksMatrix
+
+            device_matrix = ConcurrentBlocksMatrix(a)
+        else:
+            device_matrix = cuda.to_device(a)
+        launcher = _Launcher(self._kernels, self.options, device_matrix,
                              cuda.to_device(np.full(1, NO_PIVOT, dtype=np.int64)), self.n)
         started = time.perf_counter()
         self._run(launcher)

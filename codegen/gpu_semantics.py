@@ -1,0 +1,76 @@
+"""GPU semantics for Numba's CUDA simulator: the blocks of a launch as if they ran at once.
+
+The simulator runs a launch's thread blocks one after another in index
+order, so a block always sees what the blocks before it wrote: a missing
+dependence between blocks of one launch (two tasks of a stage that must
+not overlap) stays hidden and the result is exact. On a GPU the blocks
+run at the same time. `ConcurrentBlocksMatrix` replays that worst case:
+every block reads the matrix as it was when the launch began (plus its
+own writes), and the writes of all blocks are merged when the launch
+ends; two blocks writing different values to one element raise
+`ConcurrentWriteError` (on a GPU one of the writes would be lost).
+Reading an element another block writes in the same launch is allowed:
+the relaxed model's benign race, which reads the old value here.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+
+class ConcurrentWriteError(RuntimeError):
+    """Two thread blocks of one launch wrote different values to the same element."""
+
+
+class ConcurrentBlocksMatrix(FakeCUDAArray):
+    """A simulated device matrix whose blocks each work on a private copy during a launch."""
+
+    def __init__(self, host: np.ndarray) -> None:
+        super().__init__(np.array(host, copy=True))
+        self._lock = threading.Lock()
+        self._private: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] | None = None
+        self._launch = ""
+
+    def begin_launch(self, name: str) -> None:
+        self._private, self._launch = {}, name
+
+    def end_launch(self) -> None:
+        """Merge the blocks' writes into the matrix; raise on two different values for one element."""
+        merged, owner = self._ary.copy(), np.full(self._ary.shape, -1, dtype=np.int64)
+        blocks = sorted(self._private)
+        for number, block in enumerate(blocks):
+            values, written = self._private[block]
+            clash = written & (owner >= 0) & (merged != values)
+            if clash.any():
+                i, j = (int(x) for x in np.argwhere(clash)[0])
+                other = blocks[int(owner[i, j])]
+                raise ConcurrentWriteError(
+                    f"{self._launch}: thread blocks {other} and {block} both write a[{i}, {j}] "
+                    f"({merged[i, j]} and {values[i, j]}); on a GPU one of the writes is lost")
+            merged[written] = values[written]
+            owner[written] = number
+        self._ary[...] = merged
+        self._private = None
+
+    def _block_copy(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self._private is None:
+            return None
+        block = tuple(threading.current_thread().blockIdx)
+        with self._lock:
+            if block not in self._private:
+                self._private[block] = (self._ary.copy(), np.zeros(self._ary.shape, dtype=bool))
+            return self._private[block]
+
+    def __getitem__(self, index):
+        copy = self._block_copy()
+        return super().__getitem__(index) if copy is None else copy[0][index]
+
+    def __setitem__(self, index, value) -> None:
+        copy = self._block_copy()
+        if copy is None:
+            super().__setitem__(index, value)
+        else:
+            copy[0][index] = value
+            copy[1][index] = True

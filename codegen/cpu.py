@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FunctionType
 
 import numba
@@ -19,10 +19,11 @@ import numpy as np
 
 from schedules.races import racing_reads
 from schedules.schedule import Schedule
+from schedules.emitted import Workers
 from schedules.stages import STAGE_MARK, TASK_MARK, stage_view
 
 from .cache import load_module
-from .front import PARALLEL_MARK, Front, isl_c_source, prepare
+from .front import Front, is_parallel_mark, isl_c_source, prepare, record_workers
 from .isl_ast import Hooks, node_to_python
 from .kernels import KERNEL_NUMBERS, ROLE_KERNELS, KernelOptions, kernel_signatures, kernel_source
 from .llvm_options import vectorizers
@@ -56,6 +57,8 @@ class _Writer:
 
     front: Front
     options: KernelOptions
+    #: what the driver runs at once, by parallel mark (filled while the source is written)
+    regions: dict[str, Workers] = field(default_factory=dict)
 
     @property
     def matrices(self) -> str:
@@ -66,40 +69,48 @@ class _Writer:
         return self.front.level == "tile"
 
     def hooks(self) -> Hooks:
-        # parallel: inside a parallel band; prange: its first loop, if met before the task mark, is a prange
-        state = {"parallel": False, "prange": False, "role": None}
+        # region: the parallel mark we are inside; window: its loops before the task mark (each
+        # iteration a separate task); prange: the first such loop, at point level, is a prange
+        state = {"region": None, "window": False, "prange": False, "role": None}
 
         def mark(name: str) -> tuple[list[str], list[str]]:
-            if name == PARALLEL_MARK:
-                state["parallel"] = True
+            if is_parallel_mark(name):
+                state.update(region=name, window=True, prange=not self.tile_level)
+                record_workers(self.regions, name, self._region_label(), set())
                 if not self.tile_level:
-                    state["prange"] = True
                     return ["# parallel band: its first loop is a prange"], []
                 run = (f"run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
                        f"{self.front.tile}, {self.front.n})")
                 return ["# parallel band: its iterations are tasks, run together", "n_calls = 0", "n_tasks = 0"], [run]
             if name == TASK_MARK:
-                state["role"], state["prange"] = None, False  # loops inside a task run in order
-                if self.tile_level and state["parallel"]:
+                state.update(role=None, window=False, prange=False)  # loops inside a task run in order
+                if self.tile_level and state["region"]:
                     return ["# task", "tasks = put(tasks, n_tasks, n_calls, 0, 0, 0)", "n_tasks += 1"], []
             elif name != STAGE_MARK:
                 state["role"] = name
             return [f"# {name}"], []
 
         def leave_mark(name: str) -> None:
-            if name == PARALLEL_MARK:
-                state["parallel"] = False
+            if is_parallel_mark(name):
+                state.update(region=None, window=False, prange=False)
 
-        def loop(_: str) -> str:
+        def loop(iterator: str) -> str:
+            concurrent = state["prange"] or (self.tile_level and state["window"])
+            if concurrent:
+                record_workers(self.regions, state["region"], self._region_label(), {iterator})
             if not state["prange"]:
                 return "range"
             state["prange"] = False  # only the band's outermost loop
             return "prange"
 
         def statement(_: str, args: list[str]) -> list[str]:
-            return self._statement(args, state["role"], state["parallel"])
+            return self._statement(args, state["role"], state["region"] is not None)
 
         return Hooks(statement=statement, mark=mark, loop=loop, leave_mark=leave_mark)
+
+    def _region_label(self) -> str:
+        stage = len(self.regions)
+        return f"run_tasks stage {stage}" if self.tile_level else f"prange loop {stage}"
 
     def _kernel(self, role: str | None) -> str:
         return "relax_layers_pred" if self.options.predecessors else ROLE_KERNELS.get(role, "relax_layers")
@@ -274,6 +285,7 @@ def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule
     kernels, kernels_text = _compile_kernels(options)
     writer = _Writer(front, options)
     driver_text = writer.source(schedule.name, kernels.__name__)
+    front.check(writer.regions, f"cpu code for {schedule.name}")
     run = load_module(driver_text, "cpu").run
     if front.level == "tile" and -(-front.n // front.tile) ** 3 <= INTERPRET_UP_TO:
         run = _ReplayedDriver(run, kernels, [name for name in writer.kernels_used() if name != "put"])

@@ -13,12 +13,18 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from schedules.emitted import Workers, check_emitted
 from schedules.schedule import Schedule
 from schedules.stages import TASK_MARK, compact_loops, mark_stages
 
 from .isl_ast import build_ast
 
 PARALLEL_MARK = "parallel"
+
+
+def is_parallel_mark(name: str) -> bool:
+    """Parallel marks are numbered (parallel_0, parallel_1, ...): each is one region of the code."""
+    return name.startswith(PARALLEL_MARK + "_")
 
 
 @dataclass(frozen=True)
@@ -38,19 +44,32 @@ class Front:
         space = self.tree.get_domain().get_space()
         return {space.get_dim_name(isl.dim_type.param, d): self.n for d in range(space.dim(isl.dim_type.param))}
 
+    def check(self, regions: dict[str, Workers], what: str) -> None:
+        """Refuse code whose parallel regions, as a generator emits them, break a dependence."""
+        check_emitted(self.tree, regions, self.n, self.tile if self.level == "tile" else 1, what)
 
-def _parallel_above_tasks(node: isl.ScheduleNode) -> isl.ScheduleNode:
-    if node.get_type() != isl.schedule_node_type.band or node.n_children() != 1:
-        return node
-    below = node.child(0)
-    if below.get_type() == isl.schedule_node_type.mark and below.mark_get_id().get_name() == TASK_MARK:
-        return node.insert_mark(isl.Id(PARALLEL_MARK))
-    return node
+
+def record_workers(regions: dict[str, Workers], mark: str, label: str, iterators: set[str]) -> None:
+    """Note that the code of parallel region `mark` runs the iterations of `iterators` in different workers."""
+    depths = frozenset(int(name[1:]) for name in iterators)  # isl names the loop at schedule depth d c<d>
+    known = regions.get(mark)
+    regions[mark] = Workers(label, depths) if known is None else Workers(known.label, known.depths | depths)
 
 
 def mark_parallel(tree: isl.Schedule) -> isl.Schedule:
-    """A 'parallel' mark above each band whose iterations are tasks (after mark_stages)."""
-    return tree.map_schedule_node_bottom_up(_parallel_above_tasks)
+    """A numbered parallel mark above each band whose iterations are tasks (after mark_stages)."""
+    count = [0]
+
+    def above_tasks(node: isl.ScheduleNode) -> isl.ScheduleNode:
+        if node.get_type() != isl.schedule_node_type.band or node.n_children() != 1:
+            return node
+        below = node.child(0)
+        if below.get_type() == isl.schedule_node_type.mark and below.mark_get_id().get_name() == TASK_MARK:
+            count[0] += 1
+            return node.insert_mark(isl.Id(f"{PARALLEL_MARK}_{count[0] - 1}"))
+        return node
+
+    return tree.map_schedule_node_bottom_up(above_tasks)
 
 
 def prepare(schedule: Schedule) -> Front:

@@ -11,6 +11,7 @@ column, so each path keeps exactly its own ordering.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
 
@@ -18,11 +19,21 @@ import islpy as isl
 
 from .schedule_map import ScheduleMap
 
+#: whether band member `member` of a band node, at schedule depth `depth`, runs concurrently
+MemberKind = Callable[[isl.ScheduleNode, int, int], bool]
+
+
+def coincident(node: isl.ScheduleNode, member: int, depth: int) -> bool:
+    """The tree's own reading: a band member is parallel when it is coincident."""
+    return node.band_member_get_coincident(member)
+
 
 @dataclass
 class _Path:
     domain: isl.UnionSet
     columns: list[tuple[isl.UnionMap, bool]]
+    #: schedule depth (band members above), as isl's AST names its iterators c<depth>
+    depth: int = 0
 
 
 def _band_column(node: isl.ScheduleNode, member: int) -> isl.UnionMap:
@@ -34,7 +45,7 @@ def _constant(domain: isl.UnionSet, value: int) -> isl.UnionMap:
     return isl.UnionMap.from_domain_and_range(domain, isl.UnionSet(f"{{ [{value}] }}"))
 
 
-def _walk(node: isl.ScheduleNode, path: _Path, found: list[_Path]) -> None:
+def _walk(node: isl.ScheduleNode, path: _Path, found: list[_Path], kind_of: MemberKind = coincident) -> None:
     kind = node.get_type()
     if kind == isl.schedule_node_type.leaf:
         found.append(path)
@@ -45,17 +56,19 @@ def _walk(node: isl.ScheduleNode, path: _Path, found: list[_Path]) -> None:
             child = node.child(position)
             domain = path.domain.intersect(child.filter_get_filter())
             column = (_constant(domain, position), concurrent)
-            _walk(child.child(0), _Path(domain, path.columns + [column]), found)
+            _walk(child.child(0), _Path(domain, path.columns + [column], path.depth), found, kind_of)
         return
     if kind == isl.schedule_node_type.band:
-        columns = [(_band_column(node, m), node.band_member_get_coincident(m)) for m in range(node.band_n_member())]
-        _walk(node.child(0), _Path(path.domain, path.columns + columns), found)
+        members = range(node.band_n_member())
+        columns = [(_band_column(node, m), kind_of(node, m, path.depth + m)) for m in members]
+        _walk(node.child(0), _Path(path.domain, path.columns + columns, path.depth + len(members)), found, kind_of)
         return
     if kind == isl.schedule_node_type.filter:
-        _walk(node.child(0), _Path(path.domain.intersect(node.filter_get_filter()), path.columns), found)
+        domain = path.domain.intersect(node.filter_get_filter())
+        _walk(node.child(0), _Path(domain, path.columns, path.depth), found, kind_of)
         return
     if kind in (isl.schedule_node_type.mark, isl.schedule_node_type.context, isl.schedule_node_type.guard):
-        _walk(node.child(0), path, found)
+        _walk(node.child(0), path, found, kind_of)
         return
     raise ValueError(f"schedule tree node of type {kind} is not supported (use bands, sequences, sets, filters and marks)")
 
@@ -81,8 +94,19 @@ def _layout(paths: list[_Path]) -> list[tuple[int, bool]]:
 def flatten(tree: isl.Schedule, n: int | None, name: str, tile: int | None = None) -> ScheduleMap:
     """The flat ScheduleMap of an isl schedule tree over S[k, i, j] (or over T[kb, ib, jb] of `tile`)."""
     root = tree.get_root()
+    flat, parallel = flatten_below(root.child(0), root.domain_get_domain())
+    if n is not None:
+        index = flat.get_space().find_dim_by_name(isl.dim_type.param, "n")
+        if index >= 0:
+            flat = flat.fix_val(isl.dim_type.param, index, n).project_out(isl.dim_type.param, index, 1)
+    return ScheduleMap(flat.coalesce(), parallel, n, name, tile)
+
+
+def flatten_below(node: isl.ScheduleNode, domain: isl.UnionSet,
+                  kind_of: MemberKind = coincident) -> tuple[isl.Map, tuple[bool, ...]]:
+    """The flat order of the subtree at `node` over `domain`, and each column's kind (True: parallel)."""
     paths: list[_Path] = []
-    _walk(root.child(0), _Path(root.domain_get_domain(), []), paths)
+    _walk(node, _Path(domain, [], node.get_schedule_depth()), paths, kind_of)
     layout = _layout(paths)
     pieces = []
     for path in paths:
@@ -93,10 +117,4 @@ def flatten(tree: isl.Schedule, n: int | None, name: str, tile: int | None = Non
         if not columns:
             columns = [_constant(path.domain, 0)]
         pieces.append(reduce(lambda a, b: a.flat_range_product(b), columns).intersect_domain(path.domain))
-    flat = isl.Map.from_union_map(reduce(lambda a, b: a.union(b), pieces))
-    if n is not None:
-        index = flat.get_space().find_dim_by_name(isl.dim_type.param, "n")
-        if index >= 0:
-            flat = flat.fix_val(isl.dim_type.param, index, n).project_out(isl.dim_type.param, index, 1)
-    parallel = tuple(kind for _, kind in layout) or (False,)
-    return ScheduleMap(flat.coalesce(), parallel, n, name, tile)
+    return isl.Map.from_union_map(reduce(lambda a, b: a.union(b), pieces)), tuple(kind for _, kind in layout) or (False,)

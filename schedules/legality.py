@@ -195,6 +195,14 @@ def _to_tiles(n: int | None, tile: int) -> isl.Map:
     return isl.Map(f"{prefix}{{ S[k, i, j] -> T[{blocks}] }}").intersect_domain(model.domain(n))
 
 
+def tile_lift(relation: isl.Map, n: int | None, tile: int) -> isl.Map:
+    """A relation between points as one between tile-layers, without the pairs inside one
+    tile-layer (its kernel runs them in the original order)."""
+    to_tiles = _to_tiles(n, tile)
+    same_tile = isl.Map.identity(isl.Space.map_from_set(to_tiles.range().get_space()))
+    return relation.apply_domain(to_tiles).apply_range(to_tiles).subtract(same_tile)
+
+
 def _tiled_violations(tiles: ScheduleMap, deps: DependenceModel) -> list[Violation]:
     """Legality of a tile-level order whose tile-layers each run their points in (k, i, j) order.
 
@@ -205,10 +213,9 @@ def _tiled_violations(tiles: ScheduleMap, deps: DependenceModel) -> list[Violati
     smaller sets; the witness is a pair of points.
     """
     to_tiles = _to_tiles(tiles.n, tiles.tile)
-    same_tile = isl.Map.identity(isl.Space.map_from_set(tiles.domain().get_space()))
 
     def lift(relation: isl.Map) -> isl.Map:
-        return relation.apply_domain(to_tiles).apply_range(to_tiles).subtract(same_tile)
+        return tile_lift(relation, tiles.n, tiles.tile)
 
     if _respects_generators(tiles, deps, lift):
         return []

@@ -17,9 +17,9 @@ from types import FunctionType
 import numba
 import numpy as np
 
+from schedules.emitted import Workers
 from schedules.races import racing_reads
 from schedules.schedule import Schedule
-from schedules.emitted import Workers
 from schedules.stages import STAGE_MARK, TASK_MARK, stage_view
 
 from .cache import load_module
@@ -164,10 +164,18 @@ class CompiledSchedule:
     #: run one thread at a time: predecessors under a schedule whose tasks read blocks
     #: other tasks of the stage write (a torn (distance, predecessor) read otherwise)
     serial: bool = False
+    #: the compiled driver and its kernel module (for task_order)
+    _driver: Callable | None = None
+    _kernels: object = None
 
-    def __call__(self, a: np.ndarray, pred: np.ndarray | None = None) -> int:
+    def __call__(self, a: np.ndarray, pred: np.ndarray | None = None, task_order: str | None = None) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
-        with a[k, k] < 0 seen as a pivot (a negative cycle), else -1."""
+        with a[k, k] < 0 seen as a pivot (a negative cycle), else -1.
+
+        task_order (tile-level drivers, for tests): run each stage's tasks one thread at a
+        time in another order than the threads' usual one: 'reverse' (last task first) or
+        'interleaved' (one tile-layer of each task in turn). Code whose tasks depend on each
+        other gives other results than in the usual order."""
         check_matrix(a, self.n, self.options.dtype, "a")
         status = np.full(1, -1, dtype=np.int64)
         arguments = (a, status)
@@ -176,6 +184,8 @@ class CompiledSchedule:
                 raise ValueError(f"{self.name} was generated with predecessors: pass pred (int32, {self.n} x n)")
             check_matrix(pred, self.n, "int32", "pred")
             arguments = (a, pred, status)
+        if task_order is not None:
+            return self._run_in_order(arguments, task_order)
         threads = numba.get_num_threads()
         if self.serial:
             numba.set_num_threads(1)
@@ -184,6 +194,39 @@ class CompiledSchedule:
         finally:
             numba.set_num_threads(threads)
         return int(status[0])
+
+
+    def _run_in_order(self, arguments: tuple, order: str) -> int:
+        if order not in TASK_ORDERS:
+            raise ValueError(f"task_order must be one of {', '.join(TASK_ORDERS)}, got {order!r}")
+        if self._kernels is None:
+            raise ValueError(f"{self.name} runs points with prange, not task lists; task_order needs a tile-level driver")
+        kernels = self._kernels
+        layers = kernels.relax_layers_pred if self.options.predecessors else kernels.relax_layers
+        by_number = {KERNEL_NUMBERS["relax_layers"]: layers, KERNEL_NUMBERS["relax_product"]: kernels.relax_product}
+
+        def run_tasks(*values) -> None:
+            *matrices, status, calls, n_calls, tasks, n_tasks, tile, n = values
+            starts = [int(tasks[t, 0]) for t in range(n_tasks)] + [n_calls]
+            for c in _ordered([range(starts[t], starts[t + 1]) for t in range(n_tasks)], order):
+                kernel, k0, i0, j0 = (int(x) for x in calls[c])
+                bounds = [(tile * b, min(tile * b + tile, n)) for b in (k0, i0, j0)]
+                by_number[kernel](*matrices, *(x for pair in bounds for x in pair), status)
+
+        globals_ = {**self._driver.py_func.__globals__, "run_tasks": run_tasks, "put": kernels.put.py_func}
+        FunctionType(self._driver.py_func.__code__, globals_)(*arguments)
+        return int(arguments[-1][0])
+
+
+TASK_ORDERS = ("reverse", "interleaved")
+
+
+def _ordered(tasks: list[range], order: str) -> list[int]:
+    """The calls of one stage's tasks, run one at a time: last task first, or round-robin."""
+    if order == "reverse":
+        return [c for task in reversed(tasks) for c in task]
+    longest = max((len(task) for task in tasks), default=0)
+    return [task[step] for step in range(longest) for task in tasks if step < len(task)]
 
 
 def check_matrix(a: np.ndarray, n: int, dtype: str, what: str) -> None:
@@ -286,7 +329,7 @@ def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule
     writer = _Writer(front, options)
     driver_text = writer.source(schedule.name, kernels.__name__)
     front.check(writer.regions, f"cpu code for {schedule.name}")
-    run = load_module(driver_text, "cpu").run
+    run = driver = load_module(driver_text, "cpu").run
     if front.level == "tile" and -(-front.n // front.tile) ** 3 <= INTERPRET_UP_TO:
         run = _ReplayedDriver(run, kernels, [name for name in writer.kernels_used() if name != "put"])
     else:
@@ -296,6 +339,7 @@ def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule
         run.disable_compile()
     serial = options.predecessors and _has_racing_reads(schedule, front)
     compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, driver_text, kernels_text,
-                                isl_c_source(front), time.perf_counter() - started, run, serial)
+                                isl_c_source(front), time.perf_counter() - started, run, serial,
+                                driver, kernels if front.level == "tile" else None)
     _COMPILED[key] = compiled
     return compiled

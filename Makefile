@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
-# Both create .venv and install polyfw with its pinned dependencies first.
+# Both create .venv and install polyfw with the exact versions of constraints.txt first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,10 +10,10 @@ export OMP_WAIT_POLICY := passive
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,4 +1,5 @@
 """Code generation: the isl AST front end, the CPU and CUDA generators and their kernels, reference kernels."""
+from . import numpy_compat  # noqa: F401  (before numba.cuda can load)
 from .llvm_options import prefer_wide_vectors
 
 prefer_wide_vectors()  # before Numba builds anything

@@ -167,6 +167,8 @@ class CompiledSchedule:
     #: the compiled driver and its kernel module (for task_order)
     _driver: Callable | None = None
     _kernels: object = None
+    #: what the driver runs at once, by parallel mark, as proved by schedules.emitted
+    workers: dict[str, Workers] = field(default_factory=dict)
 
     def __call__(self, a: np.ndarray, pred: np.ndarray | None = None, task_order: str | None = None) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
@@ -340,6 +342,6 @@ def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule
     serial = options.predecessors and _has_racing_reads(schedule, front)
     compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, driver_text, kernels_text,
                                 isl_c_source(front), time.perf_counter() - started, run, serial,
-                                driver, kernels if front.level == "tile" else None)
+                                driver, kernels if front.level == "tile" else None, writer.regions)
     _COMPILED[key] = compiled
     return compiled

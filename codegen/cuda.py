@@ -260,6 +260,8 @@ class CudaCompiledSchedule:
     #: "driver_seconds", the host's loops and launches (launches are asynchronous: when it
     #: nears the whole call's time, the host is the bottleneck)
     last_run: dict = field(default_factory=dict)
+    #: the loops each band's launch runs as thread blocks, by parallel mark, as proved by schedules.emitted
+    workers: dict[str, Workers] = field(default_factory=dict)
 
     def __call__(self, a: np.ndarray, pred: np.ndarray | None = None, concurrent_blocks: bool = False) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
@@ -331,6 +333,7 @@ def generate_cuda(schedule: Schedule, target: str, dtype: str, method: str = "A"
     front.check(writer.regions, f"{target} code for {schedule.name}")
     run = load_module(driver_text, "cuda_driver").run
     compiled = CudaCompiledSchedule(schedule.name, schedule.n, target, options, driver_text, kernels_text,
-                                    isl_c_source(front), time.perf_counter() - started, run, kernels)
+                                    isl_c_source(front), time.perf_counter() - started, run, kernels,
+                                    workers=writer.regions)
     _COMPILED[key] = compiled
     return compiled

@@ -199,3 +199,43 @@ def test_signed_weights_with_small_tiles_agree_with_scipy_or_both_see_a_negative
             schedules.solve(matrix, schedule=schedule, dtype="float64")
         return
     np.testing.assert_array_equal(schedules.solve(matrix, schedule=schedule, dtype="float64"), expected)
+
+
+@pytest.mark.parametrize("order", ["reverse", "interleaved"])
+@pytest.mark.parametrize("family, params", FAMILY_CASES)
+def test_every_family_is_exact_whatever_order_a_stage_runs_its_tasks_in(family, params, order):
+    # the tasks of a stage may run in any order and overlap: reversed and interleaved must give
+    # the same answer as the nest (on a graph with signed weights and unreachable pairs)
+    n = 70
+    schedule = schedules.build(family, n, **params)
+    graph = random_graph(n, m=4 * n, weights=(1, 9), seed=11, potential=6)  # negative arcs, no negative cycle
+    matrix = as_dense(graph, dtype="float32")
+    expected = nest_result(matrix)
+    assert generate(schedule)(matrix, task_order=order) == -1
+    np.testing.assert_array_equal(matrix, expected)
+
+
+def test_reversed_tasks_expose_tasks_that_depend_on_each_other(monkeypatch):
+    from codegen.front import Front
+    from schedules.emitted import UnsafeCodeError
+    from tests.test_emitted import one_stage_schedule
+
+    schedule = one_stage_schedule(24, 8)
+    with pytest.raises(UnsafeCodeError, match="run_tasks stage 0"):
+        generate(schedule)
+    monkeypatch.setattr(Front, "check", lambda *arguments: None)  # generate it anyway
+    compiled = generate(schedule)
+    # 2 -> 9 -> 12 -> 20: both intermediates in block 1, so the DD tile-layer T[1, 0, 2] finds the
+    # path only after the SD tile-layers T[1, 0, 1] and T[1, 1, 2] of the same layer
+    matrix = np.full((24, 24), np.inf, dtype=np.float32)
+    np.fill_diagonal(matrix, 0)
+    matrix[2, 9] = matrix[9, 12] = matrix[12, 20] = 1
+    expected = nest_result(matrix)
+    assert expected[2, 20] == 3
+    interleaved, reversed_ = matrix.copy(), matrix.copy()
+    compiled(interleaved, task_order="interleaved")  # one tile-layer per task: index order
+    np.testing.assert_array_equal(interleaved, expected)
+    compiled(reversed_, task_order="reverse")
+    assert reversed_[2, 20] == np.inf
+    with pytest.raises(ValueError, match="task_order must be one of reverse, interleaved"):
+        compiled(reversed_, task_order="random")

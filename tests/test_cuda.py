@@ -56,6 +56,76 @@ def test_method_a_sub_tiles_side_by_side_and_method_b_chunks():
     run_polybench(schedule, method="B", t_prime=2)
 
 
+VARIANTS = [{"method": "A"}, {"method": "B"}, {"method": "A", "sub_tile": (2, 2), "per_block": 2},
+            {"method": "B", "t_prime": 2}]
+
+
+def run_concurrently(schedule, dtype="float32", **parameters):
+    """Run with a GPU's semantics: a launch's blocks see the matrix as the launch found it."""
+    compiled = generate(schedule, target="cudasim", dtype=dtype, **parameters)
+    matrix = polybench_matrix(schedule.n).astype(dtype)
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert compiled(matrix, concurrent_blocks=True) == -1
+    np.testing.assert_array_equal(matrix, expected)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("family, params", FAMILIES)
+def test_every_family_and_dd_variant_is_exact_with_concurrent_blocks(family, params, variant):
+    run_concurrently(schedules.build(family, 10, **params), **variant)
+
+
+@pytest.mark.parametrize("family, params", [("generalized", {"tile": 2, "kappa": 2}), ("recursive", {"base": 2}),
+                                            ("classic", {"tile": 2})])
+def test_eight_tiles_per_side_with_concurrent_blocks(family, params):
+    run_concurrently(schedules.build(family, 16, **params), dtype="int32")
+
+
+@pytest.mark.parametrize("family, params", [("generalized", {"tile": 4, "kappa": 2}), ("recursive", {"base": 4})])
+def test_the_sizes_that_failed_on_the_h100_are_exact_with_concurrent_blocks(family, params):
+    run_concurrently(schedules.build(family, 32, **params))
+
+
+def test_concurrent_blocks_catch_a_task_split_across_thread_blocks(monkeypatch):
+    # the H100 bug, re-made: the task's own loop as a grid dimension (and the proof switched off).
+    # The ordinary simulator runs the blocks in index order and sees nothing.
+    import codegen.cuda
+    from codegen.front import Front
+    from codegen.gpu_semantics import ConcurrentWriteError
+
+    monkeypatch.setattr(codegen.cuda, "TASK_MARK", "no-such-mark")
+    monkeypatch.setattr(Front, "check", lambda *arguments: None)
+    schedule = schedules.build("generalized", 8, tile=4, kappa=2)
+    run_polybench(schedule)
+    with pytest.raises(ConcurrentWriteError, match=r"launch 2 \(band_0\(0, 1\)\): thread blocks \(0, 0, 0\) and "
+                                                   r"\(0, 1, 0\) both write a\[4, 4\]"):
+        run_concurrently(schedule)
+
+
+def test_concurrent_blocks_need_the_simulator():
+    compiled = generate(schedules.build("classic", 8, tile=4), target="cudasim")
+    object.__setattr__(compiled, "target", "cuda")
+    with pytest.raises(ValueError, match="concurrent_blocks simulates a GPU; it needs target 'cudasim'"):
+        compiled(polybench_matrix(8).astype("float32"), concurrent_blocks=True)
+
+
+def test_numpy_without_row_stack_still_loads_the_cuda_target():
+    # numpy 2.5 removed np.row_stack, which numba-cuda 0.30.4 still registers (codegen/numpy_compat.py);
+    # this registry has no numpy 2.5, so its absence is made by hand before anything imports numba
+    script = ("import numpy; del numpy.row_stack\n"
+              "import codegen, numba.cuda.np.arrayobj, schedules\n"
+              "import numpy as np\n"
+              "compiled = codegen.generate(schedules.build('classic', 6, tile=3), target='cudasim')\n"
+              "matrix = np.full((6, 6), 1.0, dtype=np.float32); compiled(matrix); print(matrix.max())")
+    environment = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "1.0", done.stderr
+    unpatched = subprocess.run([sys.executable, "-c", "import numpy; del numpy.row_stack\nimport numba.cuda.np.arrayobj"],
+                               env=environment, capture_output=True, text=True)
+    assert "has no attribute 'row_stack'" in unpatched.stderr  # what the shim is for
+
+
 def test_one_launch_per_stage_and_products_for_dd_stages():
     classic = run_polybench(schedules.build("classic", 10, tile=4))
     # 3 stages per block layer, the DD stages as products

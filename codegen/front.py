@@ -9,14 +9,20 @@ point by point. Either way the tree gets the stage view's marks plus a
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import islpy as isl
 
+from schedules import emitted, flatten, legality
 from schedules.emitted import Workers, check_emitted
 from schedules.schedule import Schedule
 from schedules.stages import TASK_MARK, compact_loops, mark_stages
+from tiling import dependences, model
 
+from .cache import cache_dir
 from .isl_ast import build_ast
 
 PARALLEL_MARK = "parallel"
@@ -45,8 +51,27 @@ class Front:
         return {space.get_dim_name(isl.dim_type.param, d): self.n for d in range(space.dim(isl.dim_type.param))}
 
     def check(self, regions: dict[str, Workers], what: str) -> None:
-        """Refuse code whose parallel regions, as a generator emits them, break a dependence."""
-        check_emitted(self.tree, regions, self.n, self.tile if self.level == "tile" else 1, what)
+        """Refuse code whose parallel regions, as a generator emits them, break a dependence.
+
+        A proof is kept on disk (next to the generated code) for the same tree, regions and
+        checker source, so a new process that finds its code cached skips it too (0.3-3 s).
+        """
+        tile = self.tile if self.level == "tile" else 1
+        regions_text = sorted((mark, region.label, sorted(region.depths)) for mark, region in regions.items())
+        key = hashlib.sha256(f"{_checker_source()}\n{self.tree.to_str()}\n{regions_text}\n{self.n} {tile}".encode())
+        proof = cache_dir() / "proofs" / key.hexdigest()[:32]
+        if proof.exists():
+            return
+        check_emitted(self.tree, regions, self.n, tile, what)
+        proof.parent.mkdir(exist_ok=True)
+        proof.write_text(f"{what}: proved\n")
+
+
+@cache
+def _checker_source() -> str:
+    """The code a proof depends on: a changed checker or dependence model proves again."""
+    modules = (emitted, flatten, legality, dependences, model)
+    return "".join(Path(module.__file__).read_text() for module in modules)
 
 
 def record_workers(regions: dict[str, Workers], mark: str, label: str, iterators: set[str]) -> None:

@@ -76,8 +76,7 @@ def test_every_family_and_dd_variant_is_exact_with_concurrent_blocks(family, par
     run_concurrently(schedules.build(family, 10, **params), **variant)
 
 
-@pytest.mark.parametrize("family, params", [("generalized", {"tile": 2, "kappa": 2}), ("recursive", {"base": 2}),
-                                            ("classic", {"tile": 2})])
+@pytest.mark.parametrize("family, params", [("generalized", {"tile": 2, "kappa": 2}), ("recursive", {"base": 2})])
 def test_eight_tiles_per_side_with_concurrent_blocks(family, params):
     run_concurrently(schedules.build(family, 16, **params), dtype="int32")
 
@@ -95,10 +94,11 @@ def test_concurrent_blocks_catch_a_task_split_across_thread_blocks(monkeypatch):
     from codegen.gpu_semantics import ConcurrentWriteError
 
     monkeypatch.setattr(codegen.cuda, "TASK_MARK", "no-such-mark")
+    monkeypatch.setattr(codegen.cuda, "_COMPILED", {})  # generate anew, not the copy of an earlier test
     monkeypatch.setattr(Front, "check", lambda *arguments: None)
     schedule = schedules.build("generalized", 8, tile=4, kappa=2)
     run_polybench(schedule)
-    with pytest.raises(ConcurrentWriteError, match=r"launch 2 \(band_0\(0, 1\)\): thread blocks \(0, 0, 0\) and "
+    with pytest.raises(ConcurrentWriteError, match=r"launch 2 \(band_0\(1,\)\): thread blocks \(0, 0, 0\) and "
                                                    r"\(0, 1, 0\) both write a\[4, 4\]"):
         run_concurrently(schedule)
 
@@ -180,7 +180,7 @@ def test_random_graphs_and_schedules_match_scipy(n, tile, family, method, seed):
     schedule = schedules.build(family, n, **params)
     compiled = generate(schedule, target="cudasim", method=method)
     matrix = as_dense(graph, dtype="float32")
-    compiled(matrix)
+    compiled(matrix, concurrent_blocks=True)  # as a GPU may run the blocks: each launch's at once
     np.testing.assert_array_equal(matrix, scipy_floyd_warshall(dense_to_sparse(as_dense(graph))))
 
 

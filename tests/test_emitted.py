@@ -33,9 +33,28 @@ def test_every_family_target_and_dd_variant_is_proved_as_emitted(family, params,
     schedule = build(family, n, 8, params)
     compiled = generate(schedule, target=target, **variant)
     front = prepare(schedule)
-    assert compiled.workers and find_unsafe(front.tree, compiled.workers, n, 8) == []
-    # every region runs some loops at once; none of them lies inside a task
-    assert all(region.depths for region in compiled.workers.values() if "band_0" not in region.label)
+    assert find_unsafe(front.tree, compiled.workers, n, 8) == []
+    # what runs at once are loops of the band between a parallel mark and its task mark, never a
+    # loop inside a task; and some stage does run loops at once
+    task_loops = task_loop_depths(front.tree)
+    assert set(compiled.workers) == set(task_loops)
+    assert all(region.depths <= task_loops[mark] for mark, region in compiled.workers.items())
+    assert any(region.depths for region in compiled.workers.values())
+
+
+def task_loop_depths(tree):
+    """Schedule depths of the band below each parallel mark (its members are the stage's tasks)."""
+    found = {}
+
+    def visit(node):
+        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name().startswith("parallel_"):
+            band = node.child(0)
+            depth = band.get_schedule_depth()
+            found[node.mark_get_id().get_name()] = frozenset(range(depth, depth + band.band_n_member()))
+        return True
+
+    tree.get_root().foreach_descendant_top_down(visit)
+    return found
 
 
 def test_point_trees_are_proved_as_emitted():
@@ -48,6 +67,7 @@ def test_a_loop_inside_a_task_run_as_thread_blocks_is_refused(monkeypatch):
     # the bug found on an H100: the CUDA generator walked through the task mark and made the
     # task's own loop a grid dimension. A mark name that never matches reproduces that walk.
     monkeypatch.setattr(codegen.cuda, "TASK_MARK", "no-such-mark")
+    monkeypatch.setattr(codegen.cuda, "_COMPILED", {})  # generate anew, not the copy of an earlier test
     generate(schedules.build("classic", 32, tile=4), target="cudasim")  # one tile-layer per task: still safe
     with pytest.raises(UnsafeCodeError, match=r"^refusing cudasim code for generalized\(n=32.*: launch of band_0 "
                                               r"\(at c0=0, c1=1\) runs T\[0,1,1\] and T\[1,1,1\] in different workers "
@@ -60,6 +80,7 @@ def test_a_loop_inside_a_task_run_as_thread_blocks_is_refused(monkeypatch):
 def test_cpu_tasks_split_inside_a_task_are_refused(monkeypatch):
     # the same mistake on the CPU: every loop of a parallel band taken as a task boundary
     monkeypatch.setattr(codegen.cpu, "TASK_MARK", "no-such-mark")
+    monkeypatch.setattr(codegen.cpu, "_COMPILED", {})
     with pytest.raises(UnsafeCodeError, match=r"^refusing cpu code for generalized.*: run_tasks stage 0 \(at c0=0, "
                                               r"c1=1\) runs T\[0,1,1\] and T\[1,1,1\] in different workers at once"):
         generate(schedules.build("generalized", 32, tile=4, kappa=2))

@@ -6,7 +6,7 @@ and polyfw's generated schedules, in one run, as ratios. Not a test.
 Rounds interleave the contenders, and each timing is paired with a ceiling
 sample taken just before it (the shared host's speed drifts within minutes).
 
---tune writes the fastest configuration per dtype into schedules/tuning.json.
+--tune writes the fastest configuration per dtype into polyfw/tuning.json.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from numba import njit, prange  # noqa: E402
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall  # noqa: E402
 from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
-from schedules.solve import padded_stride, parse_schedule, resolve_schedule  # noqa: E402
+from polyfw.solve import padded_stride, parse_schedule, resolve_schedule  # noqa: E402
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128"]
@@ -159,7 +159,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="rounds; each times every contender once")
     parser.add_argument("--naive-repeats", type=int, default=2, help="rounds that also time the naive kernel (slow)")
     parser.add_argument("--scipy-up-to", type=int, default=2048, help="largest n to time scipy at (it is slow)")
-    parser.add_argument("--tune", action="store_true", help="write the fastest configurations to schedules/tuning.json")
+    parser.add_argument("--tune", action="store_true", help="write the fastest configurations to polyfw/tuning.json")
     parser.add_argument("--json", default=None, help="also save every measurement here")
     args = parser.parse_args()
     print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="
@@ -192,7 +192,7 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.tune:
-        table = json.loads(Path("schedules/tuning.json").read_text())
+        table = json.loads(Path("polyfw/tuning.json").read_text())
         for dtype in args.dtypes:
             entries = []
             for n in args.sizes:
@@ -202,8 +202,8 @@ def main() -> None:
                 entries.append([n, family, params])
             entries[-1][0] = 10**9
             table["cpu"][dtype] = entries
-        Path("schedules/tuning.json").write_text(json.dumps(table, indent=2) + "\n")
-        print("wrote schedules/tuning.json")
+        Path("polyfw/tuning.json").write_text(json.dumps(table, indent=2) + "\n")
+        print("wrote polyfw/tuning.json")
 
 
 if __name__ == "__main__":

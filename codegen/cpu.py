@@ -22,9 +22,9 @@ from schedules.races import racing_reads
 from schedules.schedule import Schedule
 from schedules.stages import STAGE_MARK, TASK_MARK, stage_view
 
-from .cache import load_module
+from tiling.code_cache import load_module
 from .front import Front, is_parallel_mark, isl_c_source, prepare, record_workers
-from .isl_ast import Hooks, node_to_python
+from tiling.isl_ast import Hooks, node_to_python
 from .kernels import KERNEL_NUMBERS, ROLE_KERNELS, KernelOptions, kernel_signatures, kernel_source
 from .llvm_options import vectorizers
 

@@ -22,8 +22,8 @@ from schedules.schedule import Schedule
 from schedules.stages import TASK_MARK, compact_loops, mark_stages
 from tiling import dependences, model
 
-from .cache import cache_dir
-from .isl_ast import build_ast
+from tiling.code_cache import cache_dir
+from tiling.isl_ast import build_ast
 
 PARALLEL_MARK = "parallel"
 

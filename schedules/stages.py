@@ -17,8 +17,8 @@ from functools import cached_property
 import islpy as isl
 import numpy as np
 
-from codegen.cache import load_module
-from codegen.isl_ast import Hooks, build_ast, node_to_python
+from tiling.code_cache import load_module
+from tiling.isl_ast import Hooks, build_ast, node_to_python
 from tiling.isl_utils import count_points
 
 from .tree import ROLE_CONDITIONS

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schedules.cli import main
+from polyfw.cli import main
 
 
 def test_deps_prints_both_models(capsys):

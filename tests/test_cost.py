@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from schedules import build, cost, stage_view
-from schedules.cli import main
+from polyfw.cli import main
 from schedules.stages import ROLES, mark_stages
-from codegen.isl_ast import schedule_to_c
+from tiling.isl_ast import schedule_to_c
 
 
 def test_classic_on_four_by_four_blocks_with_two_processors_matches_seed_004():

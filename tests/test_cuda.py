@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
+import polyfw
 import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.cuda_kernels import CudaOptions
@@ -157,8 +158,8 @@ def test_negative_cycle_is_reported():
     matrix = np.full((9, 9), np.inf)
     matrix[np.arange(8), np.arange(1, 9)] = 1.0
     matrix[8, 2] = -10.0
-    with pytest.raises(schedules.NegativeCycleError):
-        schedules.solve(matrix, schedule="classic:tile=4", target="cudasim")
+    with pytest.raises(polyfw.NegativeCycleError):
+        polyfw.solve(matrix, schedule="classic:tile=4", target="cudasim")
 
 
 def test_solve_on_the_simulator_matches_scipy_and_keeps_int32_inf():
@@ -166,7 +167,7 @@ def test_solve_on_the_simulator_matches_scipy_and_keeps_int32_inf():
     expected = scipy_floyd_warshall(dense_to_sparse(as_dense(graph)))
     assert np.isinf(expected).any()
     for dtype in ("float32", "int32"):
-        distances = schedules.solve(graph, schedule="generalized:tile=4,kappa=2", target="cudasim", dtype=dtype)
+        distances = polyfw.solve(graph, schedule="generalized:tile=4,kappa=2", target="cudasim", dtype=dtype)
         np.testing.assert_array_equal(as_float_distances(distances), expected)
 
 
@@ -215,16 +216,16 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
     graph.write_text("p sp 6 7\na 1 2 3\na 2 3 4\na 3 4 -2\na 4 5 1\na 5 6 2\na 6 1 9\na 1 4 8\n")
     environment = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     out = tmp_path / "d.npy"
-    subprocess.run([sys.executable, "-m", "schedules.cli", "solve", str(graph), "-o", str(out), "--target",
+    subprocess.run([sys.executable, "-m", "polyfw.cli", "solve", str(graph), "-o", str(out), "--target",
                     "cudasim", "--schedule", "classic:tile=4"], check=True, env=environment, capture_output=True)
-    expected = schedules.solve(read_graph(graph), schedule="classic:tile=4")
+    expected = polyfw.solve(read_graph(graph), schedule="classic:tile=4")
     np.testing.assert_array_equal(np.load(out), expected.astype(np.float32))
-    emitted = subprocess.run([sys.executable, "-m", "schedules.cli", "emit", "generalized", "--n", "64", "--tile",
+    emitted = subprocess.run([sys.executable, "-m", "polyfw.cli", "emit", "generalized", "--n", "64", "--tile",
                               "16", "--kappa", "2", "--target", "cudasim", "--method", "B", "--kernels"],
                              check=True, env=environment, capture_output=True, text=True).stdout
     assert "launch.stage(band_3, True" in emitted and "min-plus product, method B" in emitted
     assert "def tile_layer(" in emitted and "for (int c0" in emitted
-    compared = subprocess.run([sys.executable, "-m", "schedules.cli", "compare", "--n", "7", "--tile", "3",
+    compared = subprocess.run([sys.executable, "-m", "polyfw.cli", "compare", "--n", "7", "--tile", "3",
                                "--target", "cudasim", "--dtype", "float32", "--repeats", "1", "--schedules",
                                "classic;recursive"], check=True, env=environment, capture_output=True, text=True).stdout
     assert "target cudasim" in compared and compared.count(" True ") >= 4  # scipy, naive, both schedules exact

@@ -7,7 +7,7 @@ from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 from scipy.sparse.csgraph import floyd_warshall
 
 from codegen import floyd_warshall_naive, floyd_warshall_nest
-from schedules import NegativeCycleError, solve
+from polyfw import NegativeCycleError, solve
 from tiling import graphs
 from tiling.graphs import INT32_INF, as_float_distances
 
@@ -143,7 +143,7 @@ def test_property_arbitrary_signed_weights(n, entries, dtype):
 def test_floyd_warshall_is_a_drop_in_for_scipy(options):
     from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
-    from schedules import floyd_warshall
+    from polyfw import floyd_warshall
     from tiling.graphs import as_dense, dense_to_sparse, random_graph
 
     graph = dense_to_sparse(as_dense(random_graph(40, seed=3)))
@@ -159,7 +159,7 @@ def test_floyd_warshall_is_a_drop_in_for_scipy(options):
 def test_floyd_warshall_raises_scipys_negative_cycle_error():
     from scipy.sparse.csgraph import NegativeCycleError as ScipyNegativeCycleError
 
-    from schedules import floyd_warshall
+    from polyfw import floyd_warshall
 
     with pytest.raises(ScipyNegativeCycleError):
         floyd_warshall(np.array([[0.0, 1.0], [-2.0, 0.0]]))

@@ -1,4 +1,9 @@
-"""The isl model of the Floyd–Warshall nest: domain, accesses, dependences, graph inputs."""
+"""The isl model of the Floyd–Warshall nest: domain, accesses, dependences, graph inputs;
+and what every layer above shares: isl helpers, the isl-AST-to-Python front end, the code cache."""
+from .code_cache import prefer_wide_vectors
+
+prefer_wide_vectors()  # before Numba compiles anything, in any layer
+
 from .dependences import DependenceModel, dependence_model, exact_dependences, relaxed_dependences
 from .distances import Distance, distance_vectors
 from .model import domain, read_access, read_accesses, write_access

@@ -1,4 +1,4 @@
-"""Graph inputs: everything `schedules.solve` accepts, turned into one dense matrix.
+"""Graph inputs: everything `polyfw.solve` accepts, turned into one dense matrix.
 
 Semantics (the same for every input): a[i, j] is the weight of edge i -> j,
 INF where there is none, and the diagonal is min(0, self-loop). Parallel

@@ -101,8 +101,8 @@ def _family_options(parser: argparse.ArgumentParser, tree: bool = False) -> None
 
 
 def _schedule_from(args: argparse.Namespace):
-    from .families import build
-    from .schedule import from_tree
+    from schedules.families import build
+    from schedules.schedule import from_tree
 
     if getattr(args, "tree", None):
         if args.family:
@@ -121,7 +121,7 @@ def _schedule_from(args: argparse.Namespace):
 
 
 def _cmd_schedules(args: argparse.Namespace) -> int:
-    from .families import FAMILY_PARAMETERS
+    from schedules.families import FAMILY_PARAMETERS
 
     for family, parameters in FAMILY_PARAMETERS.items():
         print(family)
@@ -132,7 +132,7 @@ def _cmd_schedules(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .legality import IllegalScheduleError, check
+    from schedules.legality import IllegalScheduleError, check
 
     schedule = _schedule_from(args)
     try:
@@ -146,7 +146,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_cost(args: argparse.Namespace) -> int:
     import json
 
-    from .cost import cost
+    from schedules.cost import cost
 
     report = cost(_schedule_from(args), procs=args.procs)
     print(json.dumps(report.as_dict()) if args.json else report.table())
@@ -155,8 +155,8 @@ def _cmd_cost(args: argparse.Namespace) -> int:
 
 def _generalized_findings(schedule) -> list[str]:
     """What the checker says about seed 000's orderings, for this size."""
-    from .families import build
-    from .legality import find_violations
+    from schedules.families import build
+    from schedules.legality import find_violations
 
     n, tile, kappa = schedule.n, schedule.tile, schedule.params["kappa"]
     questions = [
@@ -173,8 +173,8 @@ def _generalized_findings(schedule) -> list[str]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .draw import draw_block_order
-    from .stages import stage_view
+    from schedules.draw import draw_block_order
+    from schedules.stages import stage_view
 
     schedule = _schedule_from(args)
     print(f"{schedule.name}\n")

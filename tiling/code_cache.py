@@ -1,8 +1,15 @@
-"""A disk cache for generated source: one module per distinct source text.
+"""Generated code and Numba, for every layer: a disk cache of generated modules, and the CPU
+features Numba must see before it compiles anything.
 
 Generated functions are written to a file and imported, so Numba's own
 on-disk cache (cache=True) can keep their machine code between runs: a
 second run of the same generated code skips compilation entirely.
+
+On Intel CPUs LLVM prefers 256-bit vectors even where AVX-512 exists, which
+halves the vectorised kernels (PERFORMANCE-NOTES); Numba reads the CPU
+features once, when it creates its code generator, so the preference is
+dropped here, at the bottom layer, which every package imports first
+(tiling/__init__.py calls prefer_wide_vectors).
 """
 from __future__ import annotations
 
@@ -10,10 +17,23 @@ import hashlib
 import importlib.util
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
 
-import numba
+WIDE_VECTORS = "-prefer-256-bit"
+
+
+def prefer_wide_vectors() -> None:
+    """Add '-prefer-256-bit' to Numba's CPU features unless the user chose features already."""
+    if "NUMBA_CPU_FEATURES" in os.environ:
+        return
+    import llvmlite.binding as llvm
+
+    features = f"{llvm.get_host_cpu_features().flatten()},{WIDE_VECTORS}"
+    os.environ["NUMBA_CPU_FEATURES"] = features
+    if "numba" in sys.modules:  # imported already: effective only if nothing was compiled yet
+        sys.modules["numba"].config.CPU_FEATURES = features
 
 
 def cache_dir() -> Path:
@@ -26,7 +46,7 @@ def cache_dir() -> Path:
 
 def load_module(source: str, prefix: str) -> ModuleType:
     """Import generated `source` as a module (written once under cache_dir(), keyed by its hash)."""
-    key = hashlib.sha256(f"{numba.__version__}\n{source}".encode()).hexdigest()[:20]
+    key = hashlib.sha256(f"{version('numba')}\n{source}".encode()).hexdigest()[:20]
     name = f"polyfw_{prefix}_{key}"
     if name in sys.modules:
         return sys.modules[name]

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
+from codegen import generate
+from schedules.families import FAMILIES, build
+from schedules.schedule import Schedule
 from tiling.graphs import INT32_INF, as_dense, missing_edges, resolve_dtype
-
-from .families import FAMILIES, build
-from .schedule import Schedule
 
 log = logging.getLogger("polyfw")
 
@@ -42,7 +42,7 @@ class NegativeCycleError(_ScipyNegativeCycleError):
 
 def tuning_table() -> dict[str, Any]:
     """The shipped table of fastest configurations (benchmarks/cpu.py --tune writes it)."""
-    return json.loads(resources.files("schedules").joinpath("tuning.json").read_text())
+    return json.loads(resources.files("polyfw").joinpath("tuning.json").read_text())
 
 
 def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
@@ -137,8 +137,6 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     'cuda' (a GPU) or 'cudasim' (its simulator); the GPU targets compute in
     float32 unless dtype='int32'.
     """
-    from codegen import generate  # codegen imports this package's modules: import it late
-
     if dtype is None and target != "cpu":
         dtype = "float32"  # the GPU kernels' widest type (float64 min-plus is slow there)
     distances = as_dense(graph, dtype=dtype, directed=directed, weight=weight)

@@ -10,10 +10,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
+from codegen import generate
 from codegen.reference import floyd_warshall_naive
+from schedules.cost import cost
 from tiling.graphs import as_float_distances, dense_to_sparse
 
-from .cost import cost
 from .solve import padded_stride, resolve_schedule
 
 
@@ -52,8 +53,6 @@ def _progress(done: int, total: int, label: str) -> None:
 def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, target: str = "cpu",
             repeats: int = 3, with_cost: bool = True, progress: bool = True) -> list[Row]:
     """Time scipy, the naive Numba kernel and each schedule on one dense matrix (graph semantics applied)."""
-    from codegen import generate
-
     n = matrix.shape[0]
     dtype = matrix.dtype.name
     expected = scipy_floyd_warshall(dense_to_sparse(matrix))

@@ -226,8 +226,16 @@ def _kernel_parameters(args: argparse.Namespace) -> dict:
     return {key: value for key, value in given.items() if value is not None}
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit status 2, for the command and every subcommand."""
+
+    def error(self, message: str):
+        self.exit(2, f"polyfw: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="polyfw", description="Polyhedral schedules for Floyd-Warshall.")
+    parser = _Parser(prog="polyfw", description="Polyhedral schedules for Floyd-Warshall.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
     commands = parser.add_subparsers(dest="command", required=True)
 
     deps = commands.add_parser("deps", help="print the exact and relaxed dependence models")
@@ -294,12 +302,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; a failure is one line 'polyfw: error: ...' and exit status 1 (usage errors: 2)."""
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, OSError) as error:
-        print(f"polyfw: error: {error}", file=sys.stderr)
-        return 2
+    except Exception as error:  # noqa: BLE001 - every failure reaches the user as one line
+        if args.debug:
+            raise
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        more = " (--debug shows the rest)" if len(lines) > 1 else ""
+        print(f"polyfw: error: {lines[0]}{more}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

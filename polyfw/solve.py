@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from importlib import resources
 from typing import Any
 
@@ -17,7 +18,7 @@ from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 from codegen import generate
 from schedules.families import FAMILIES, build
 from schedules.schedule import Schedule
-from tiling.graphs import INT32_INF, as_dense, missing_edges, resolve_dtype
+from tiling.graphs import INT32_INF, as_dense, missing_edges, read_graph, resolve_dtype, vertex_count
 
 log = logging.getLogger("polyfw")
 
@@ -38,6 +39,43 @@ class NegativeCycleError(_ScipyNegativeCycleError):
     def __init__(self, vertex: int):
         self.vertex = vertex
         super().__init__(f"negative cycle through vertex {vertex}: shortest paths are undefined")
+
+
+class InsufficientMemoryError(MemoryError):
+    """The run would need more memory than the machine has available."""
+
+
+def memory_needed(n: int, dtype: str, predecessors: bool = False) -> int:
+    """Bytes `solve` holds at its peak: the float64 matrix the input is staged in (with a mask
+    and the cast to dtype), or later the input, the padded working copy and the result side by
+    side; predecessors add three int32 matrices."""
+    itemsize = np.dtype(dtype).itemsize
+    staging = n * n * (8 + 1 + itemsize)
+    running = n * n * (2 * itemsize + 1) + n * padded_stride(n) * itemsize
+    return max(staging, running) + (3 * n * padded_stride(n) * 4 if predecessors else 0)
+
+
+def available_memory() -> int | None:
+    """Bytes the machine can give without swapping (Linux MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as info:
+            fields = dict(line.split(":", 1) for line in info)
+        return int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
+    """Refuse, before allocating, a problem the machine cannot hold."""
+    needed, available = memory_needed(n, dtype, predecessors), available_memory()
+    if available is None or needed <= available:
+        return
+    gib = 2.0**30
+    smaller = ("" if np.dtype(dtype).itemsize == 4 else "dtype float32 or int32 (4 bytes per entry), ")
+    raise InsufficientMemoryError(
+        f"{n:,} vertices in {dtype}{' with predecessors' if predecessors else ''} need about {needed / gib:.1f} GiB "
+        f"({n * n * np.dtype(dtype).itemsize / gib:.1f} GiB per matrix) and this machine has {available / gib:.1f} GiB "
+        f"available: use {smaller}{'no predecessors, ' if predecessors else ''}fewer vertices, or a machine with more memory")
 
 
 def tuning_table() -> dict[str, Any]:
@@ -139,6 +177,9 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     """
     if dtype is None and target != "cpu":
         dtype = "float32"  # the GPU kernels' widest type (float64 min-plus is slow there)
+    if isinstance(graph, (str, os.PathLike)):
+        graph = read_graph(graph)  # once: its vertex count first, then its matrix
+    check_memory(vertex_count(graph), resolve_dtype(dtype).name, predecessors)
     distances = as_dense(graph, dtype=dtype, directed=directed, weight=weight)
     n = distances.shape[0]
     dtype_name = resolve_dtype(dtype).name

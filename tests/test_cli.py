@@ -1,10 +1,14 @@
 import csv
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from polyfw import NegativeCycleError
 from polyfw.cli import main
 
 
@@ -24,11 +28,54 @@ def test_solve_writes_distances(tmp_path, capsys):
     assert "int32 distances" in capsys.readouterr().out
 
 
-def test_bad_input_exits_2_with_the_reason(tmp_path, capsys):
+FAILURES = [
+    # (graph file text or None for a missing file, extra arguments, the one line expected on stderr)
+    ("p sp 2 1\na 1 5 1\n", [], r"polyfw: error: .*g\.gr:2: vertex 5 is outside 1\.\.2"),
+    (None, [], r"polyfw: error: \[Errno 2\] No such file or directory: '.*g\.gr'"),
+    ("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 1 1\n", [], r"polyfw: error: negative cycle through vertex \d: shortest paths "
+                                                    r"are undefined"),
+    ("p sp 200000 1\na 1 2 1\n", [], r"polyfw: error: 200,000 vertices in float64 need about 931\.3 GiB \(298\.0 GiB "
+                                     r"per matrix\) and this machine has [\d.]+ GiB available: use dtype float32 or int32"),
+    ("p sp 2 1\na 1 2 1\n", ["--schedule", "bogus"], r"polyfw: error: unknown schedule 'bogus'; use 'auto', one of "),
+]
+
+
+@pytest.mark.parametrize("text, extra, line", FAILURES)
+def test_every_failure_is_one_line_and_exit_status_1(tmp_path, capsys, text, extra, line):
     graph = tmp_path / "g.gr"
-    graph.write_text("p sp 2 1\na 1 5 1\n")
-    assert main(["solve", str(graph), "-o", str(tmp_path / "d.npy")]) == 2
-    assert "g.gr:2: vertex 5 is outside 1..2" in capsys.readouterr().err
+    if text is not None:
+        graph.write_text(text)
+    assert main(["solve", str(graph), "-o", str(tmp_path / "d.npy"), *extra]) == 1
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and re.fullmatch(line + ".*", err.strip())
+
+
+def test_usage_errors_are_one_line_and_exit_status_2(capsys):
+    for argv, line in ([["solve", "g.gr"], "polyfw: error: the following arguments are required: -o/--output "
+                                           "(see polyfw solve --help)"],
+                       [["frobnicate"], "polyfw: error: argument command: invalid choice: 'frobnicate'"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and len(err.splitlines()) == 1 and err.startswith(line)
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 1 1\n")
+    with pytest.raises(NegativeCycleError):
+        main(["--debug", "solve", str(graph), "-o", str(tmp_path / "d.npy")])
+
+
+def test_a_target_that_cannot_start_is_one_line(tmp_path):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 2 1\na 1 2 1\n")
+    done = subprocess.run([sys.executable, "-m", "polyfw.cli", "solve", str(graph), "-o", str(tmp_path / "d.npy"),
+                           "--target", "cudasim"], capture_output=True, text=True,
+                          env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
+    assert done.returncode == 1 and done.stderr.strip() == (
+        "polyfw: error: target 'cudasim' needs NUMBA_ENABLE_CUDASIM=1 in the environment before numba is imported "
+        "(e.g. NUMBA_ENABLE_CUDASIM=1 polyfw ...)")
 
 
 def test_demo_on_part_of_the_road_network(tmp_path, capsys):

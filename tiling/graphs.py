@@ -115,6 +115,20 @@ def _as_edges_or_dense(graph, weight: str) -> tuple[Edges | np.ndarray, bool]:
     )
 
 
+def vertex_count(graph) -> int:
+    """How many vertices an input has, without building its matrix (to check memory first)."""
+    if isinstance(graph, Edges):
+        return graph.n
+    if sp.issparse(graph) or isinstance(graph, np.ndarray):
+        return int(graph.shape[0])
+    if type(graph).__module__.startswith("networkx"):
+        return graph.number_of_nodes()
+    if isinstance(graph, (list, tuple)):
+        return len(graph)
+    edges, _ = _as_edges_or_dense(graph, "weight")  # paths are read; what it cannot read is refused by name
+    return edges.n if isinstance(edges, Edges) else int(edges.shape[0])
+
+
 def _check_int32_range(matrix: np.ndarray, finite: np.ndarray) -> None:
     n = matrix.shape[0]
     if not finite.any():

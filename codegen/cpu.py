@@ -169,6 +169,8 @@ class CompiledSchedule:
     _kernels: object = None
     #: what the driver runs at once, by parallel mark, as proved by schedules.emitted
     workers: dict[str, Workers] = field(default_factory=dict)
+    #: the last call's "seconds" and "threads"
+    last_run: dict = field(default_factory=dict)
 
     def __call__(self, a: np.ndarray, pred: np.ndarray | None = None, task_order: str | None = None) -> int:
         """Run on `a` in place (n x n, or n x stride with padded rows); returns the first k
@@ -191,9 +193,11 @@ class CompiledSchedule:
         threads = numba.get_num_threads()
         if self.serial:
             numba.set_num_threads(1)
+        started = time.perf_counter()
         try:
             self._run(*arguments)
         finally:
+            self.last_run.update(seconds=time.perf_counter() - started, threads=numba.get_num_threads())
             numba.set_num_threads(threads)
         return int(status[0])
 
@@ -318,6 +322,13 @@ class _ReplayedDriver:
                 return _Argument(position)
         # task tables are reused by the next stage: keep a copy
         return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def build(schedule: Schedule, target: str, dtype: str, register_block: tuple[int, int] | None = None,
+          predecessors: bool = False) -> CompiledSchedule:
+    """The 'cpu' target's builder (codegen.targets)."""
+    block = None if register_block is None else tuple(register_block)
+    return generate_cpu(schedule, KernelOptions(dtype=dtype, register_block=block, predecessors=predecessors))
 
 
 def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule:

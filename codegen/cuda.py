@@ -307,10 +307,10 @@ def check_cuda_target(target: str) -> None:
 _COMPILED: dict[tuple, CudaCompiledSchedule] = {}
 
 
-def generate_cuda(schedule: Schedule, target: str, dtype: str, method: str = "A",
-                  sub_tile: tuple[int, int] = (16, 64), per_block: int = 1,
-                  t_prime: int | None = None) -> CudaCompiledSchedule:
-    """Compile `schedule` for the GPU (or the simulator), or return the copy compiled before.
+def build(schedule: Schedule, target: str, dtype: str, method: str = "A", sub_tile: tuple[int, int] = (16, 64),
+          per_block: int = 1, t_prime: int | None = None) -> CudaCompiledSchedule:
+    """The 'cuda' and 'cudasim' targets' builder: compile `schedule` for the GPU (or the
+    simulator), or return the copy compiled before.
 
     The kernels' tile is the schedule's (1 for trees over points); t_prime
     defaults to the largest of 4, 2, 1 dividing it.

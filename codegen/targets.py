@@ -1,47 +1,104 @@
-"""`generate`: any legal schedule to code for a target."""
+"""Targets as plug-ins: each declares its dtypes and options and how to build; `generate` looks it up.
+
+A target is one module with a builder `build(schedule, target, dtype, **options)` returning a
+compiled object (call it on a matrix; `source`, `isl_c`, `last_run`, `workers`), plus one
+`register(Target(...))` line here. The builder's module is imported when the target is first
+used (numba.cuda loads only for a GPU target); its options are declared here, where the CLI
+reads them, so no list of knobs is written twice.
+"""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from schedules.schedule import Schedule
 
-from .cpu import CompiledSchedule, generate_cpu
-from .kernels import KernelOptions
 
-if TYPE_CHECKING:
-    from .cuda import CudaCompiledSchedule
-
-TARGETS = ("cpu", "cuda", "cudasim")
-CUDA_PARAMETERS = ("method", "sub_tile", "per_block", "t_prime")
+def _pair(text: str) -> tuple[int, int]:
+    """'16x64' -> (16, 64)."""
+    rows, _, columns = text.lower().partition("x")
+    return int(rows), int(columns)
 
 
-def generate(schedule: Schedule, target: str = "cpu", dtype: str = "float32",
-             register_block: tuple[int, int] | None = None, predecessors: bool = False,
-             **cuda_parameters) -> CompiledSchedule | CudaCompiledSchedule:
+def _flag(text: str) -> bool:
+    if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return text.lower() in ("true", "1", "yes")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One knob of a target: its name, default, meaning, and how to read it from text."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+    choices: tuple = ()
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    help: str
+    dtypes: tuple[str, ...]
+    options: tuple[Option, ...]
+    #: 'module:function' of the builder, imported on first use
+    builder: str
+
+    def build(self, schedule: Schedule, dtype: str, **options):
+        module, function = self.builder.split(":")
+        return getattr(importlib.import_module(module), function)(schedule, self.name, dtype, **options)
+
+
+TARGETS: dict[str, Target] = {}
+
+
+def register(target: Target) -> Target:
+    TARGETS[target.name] = target
+    return target
+
+
+_CUDA_OPTIONS = (
+    Option("method", "A", "DD kernel (seed 001): A, a register-tiled product; B, two-level blocking", str, ("A", "B")),
+    Option("sub_tile", (16, 64), "method A: ROWSxCOLUMNS of a thread block's sub-tile (clipped to the tile)", _pair),
+    Option("per_block", 1, "method A: sub-tiles per thread block, sharing the A slice", int),
+    Option("t_prime", None, "method B: thread rows t' (default: the largest of 4, 2, 1 dividing the tile)", int),
+)
+register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, register-blocked tile kernels",
+                ("float32", "float64", "int32"),
+                (Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", _pair),
+                 Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag)),
+                "codegen.cpu:build"))
+register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
+                ("float32", "int32"), _CUDA_OPTIONS, "codegen.cuda:build"))
+register(Target("cudasim", "the cuda target's kernels in Numba's simulator (NUMBA_ENABLE_CUDASIM=1)",
+                ("float32", "int32"), _CUDA_OPTIONS, "codegen.cuda:build"))
+register(Target("python", "the schedule's driver as plain Python and numpy, no Numba: an independent oracle "
+                "for small n", ("float32", "float64", "int32"), (), "codegen.python_target:build"))
+
+
+def generate(schedule: Schedule, target: str = "cpu", dtype: str = "float32", **options):
     """Compile a schedule (built for a concrete n) into a callable that runs the FW nest in place.
 
     The callable applies the nest's relaxations in the schedule's order and
     nothing else (no zero diagonal, no INF handling); it returns the first
-    pivot k found with a[k, k] < 0, or -1. Check the schedule first: code is
-    generated for whatever order it is given. Targets 'cuda' and 'cudasim'
-    take the DD kernel's parameters: method ('A' or 'B'), sub_tile and
-    per_block (method A), t_prime (method B).
+    pivot k found with a[k, k] < 0, or -1. What the code runs at once is proved
+    before it is compiled (schedules.emitted); the order of the tree itself
+    is the caller's to check (schedules.check). options: the target's own
+    (TARGETS[target].options).
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
-    unknown = set(cuda_parameters) - set(CUDA_PARAMETERS)
+    spec = TARGETS[target]
+    dtype = str(dtype)
+    if dtype not in spec.dtypes:
+        raise ValueError(f"target {target!r} computes in {', '.join(spec.dtypes)}, not {dtype!r}")
+    declared = [option.name for option in spec.options]
+    unknown = sorted(set(options) - set(declared))
     if unknown:
-        raise TypeError(f"unknown kernel parameter(s) {', '.join(sorted(unknown))}; "
-                        f"CUDA takes {', '.join(CUDA_PARAMETERS)}")
-    if target == "cpu":
-        if cuda_parameters:
-            raise ValueError(f"{', '.join(sorted(cuda_parameters))} apply to targets cuda and cudasim, not cpu")
-        block = None if register_block is None else tuple(register_block)
-        options = KernelOptions(dtype=str(dtype), register_block=block,
-                                predecessors=predecessors)
-        return generate_cpu(schedule, options)
-    if predecessors:
-        raise ValueError(f"predecessors are generated for target 'cpu' only, not {target!r}")
-    from .cuda import generate_cuda  # numba.cuda loads only when asked for
-
-    return generate_cuda(schedule, target, str(dtype), **cuda_parameters)
+        raise ValueError(f"target {target!r} has no option {', '.join(unknown)}; "
+                         f"its options: {', '.join(declared) or 'none'}")
+    return spec.build(schedule, dtype, **{key: value for key, value in options.items() if value is not None})

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from codegen.targets import TARGETS
+
 
 def _cmd_deps(args: argparse.Namespace) -> int:
     from tiling.report import dependence_report
@@ -35,11 +37,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 def _cmd_emit(args: argparse.Namespace) -> int:
     from codegen import generate
 
-    compiled = generate(_schedule_from(args), target=args.target, dtype=args.dtype,
-                        predecessors=args.predecessors, **_kernel_parameters(args))
+    compiled = generate(_schedule_from(args), target=args.target, dtype=args.dtype, **_given_options(args))
     print(f"# ---- isl's C AST of {compiled.name}\n{compiled.isl_c}")
     print(f"# ---- generated driver ({args.target}, {args.dtype})\n{compiled.source}")
-    if args.kernels:
+    if args.kernels and hasattr(compiled, "kernel_source"):
         print(f"# ---- tile kernels\n{compiled.kernel_source}")
     return 0
 
@@ -206,24 +207,31 @@ def _compare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", default=None, help="draw relaxations/s per schedule to this PNG")
 
 
-TARGET_NAMES = ["cpu", "cuda", "cudasim"]
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per option any target declares (codegen.targets), grouped by target."""
+    seen: set[str] = set()
+    for target in TARGETS.values():
+        fresh = [option for option in target.options if option.name not in seen]
+        if not fresh:
+            continue
+        group = parser.add_argument_group(f"options of target {target.name}"
+                                          + "".join(f", {other.name}" for other in TARGETS.values()
+                                                    if other is not target and other.options == target.options))
+        for option in fresh:
+            seen.add(option.name)
+            flag = f"--{option.name.replace('_', '-')}"
+            if option.default is False:  # a switch
+                group.add_argument(flag, action="store_const", const=True, default=None, help=option.help)
+                continue
+            default = "" if option.default is None else f" (default {option.default})"
+            group.add_argument(flag, type=option.parse, default=None, choices=option.choices or None,
+                               help=option.help + default)
 
 
-def _cuda_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("DD kernel on targets cuda/cudasim (seed 001)")
-    group.add_argument("--method", default=None, choices=["A", "B"], help="A: register-tiled product (default); "
-                       "B: two-level blocking")
-    group.add_argument("--sub-tile", default=None, help="method A: ROWSxCOLUMNS of a thread block's sub-tile "
-                       "(default 16x64, clipped to the tile)")
-    group.add_argument("--per-block", type=int, default=None, help="method A: sub-tiles per thread block (default 1)")
-    group.add_argument("--t-prime", type=int, default=None, help="method B: thread rows t' (default 4)")
-
-
-def _kernel_parameters(args: argparse.Namespace) -> dict:
-    """The CUDA kernel options given on the command line (an error on target cpu)."""
-    given = {"method": args.method, "per_block": args.per_block, "t_prime": args.t_prime,
-             "sub_tile": tuple(int(x) for x in args.sub_tile.lower().split("x")) if args.sub_tile else None}
-    return {key: value for key, value in given.items() if value is not None}
+def _given_options(args: argparse.Namespace) -> dict:
+    """The target options given on the command line (generate refuses those the target lacks)."""
+    names = {option.name for target in TARGETS.values() for option in target.options}
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -249,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--schedule", default="auto", help="auto, or family[:key=value,...], e.g. generalized:kappa=4")
     solve.add_argument("--tile", type=int, default=None, help="block size r (default: the schedule's or 128)")
     solve.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
-    solve.add_argument("--target", default="cpu", choices=TARGET_NAMES,
+    solve.add_argument("--target", default="cpu", choices=list(TARGETS),
                        help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
     solve.add_argument("--dtype", default=None, choices=DTYPE_NAMES, help="default: float64 on cpu, float32 on GPUs")
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
@@ -257,11 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     emit = commands.add_parser("emit", help="print the generated code of a schedule and isl's C AST")
     _family_options(emit, tree=True)
-    emit.add_argument("--target", default="cpu", choices=TARGET_NAMES,
+    emit.add_argument("--target", default="cpu", choices=list(TARGETS),
                       help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
-    _cuda_options(emit)
+    _target_options(emit)
     emit.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
-    emit.add_argument("--predecessors", action="store_true", help="the variant that also tracks predecessors")
     emit.add_argument("--kernels", action="store_true", help="also print the tile kernel module")
     emit.set_defaults(run=_cmd_emit)
 
@@ -271,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument("--n", type=int, default=None, help="use a random graph with N vertices instead")
     comparison.add_argument("--schedules", default=DEMO_SCHEDULES,
                             help="';'-separated family[:key=value,...] list (default: %(default)s)")
-    comparison.add_argument("--target", default="cpu", choices=TARGET_NAMES,
+    comparison.add_argument("--target", default="cpu", choices=list(TARGETS),
                             help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
     comparison.set_defaults(run=_cmd_compare)
 

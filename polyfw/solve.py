@@ -16,6 +16,7 @@ import numpy as np
 from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
 from codegen import generate
+from codegen.targets import TARGETS
 from schedules.families import FAMILIES, build
 from schedules.schedule import Schedule
 from tiling.graphs import INT32_INF, as_dense, missing_edges, read_graph, resolve_dtype, vertex_count
@@ -171,11 +172,14 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     for this n. Unreachable pairs are np.inf in float dtypes and
     tiling.graphs.INT32_INF in int32. Raises NegativeCycleError when a
     negative cycle exists. With predecessors=True returns (distances,
-    predecessors) in scipy's convention (target 'cpu' only). target: 'cpu',
-    'cuda' (a GPU) or 'cudasim' (its simulator); the GPU targets compute in
-    float32 unless dtype='int32'.
+    predecessors) in scipy's convention (target 'cpu' only). target: any of
+    codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
+    simulator, 'python'); the GPU targets compute in float32 unless
+    dtype='int32'.
     """
-    if dtype is None and target != "cpu":
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
+    if dtype is None and "float64" not in TARGETS[target].dtypes:
         dtype = "float32"  # the GPU kernels' widest type (float64 min-plus is slow there)
     if isinstance(graph, (str, os.PathLike)):
         graph = read_graph(graph)  # once: its vertex count first, then its matrix
@@ -184,7 +188,7 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     n = distances.shape[0]
     dtype_name = resolve_dtype(dtype).name
     chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
-    compiled = generate(chosen, target=target, dtype=dtype_name, predecessors=predecessors)
+    compiled = generate(chosen, target=target, dtype=dtype_name, **({"predecessors": True} if predecessors else {}))
     finite = distances[~missing_edges(distances)]
     lightest_edge = float(finite.min()) if finite.size else 0.0
     matrix = np.empty((n, padded_stride(n)), dtype=distances.dtype)

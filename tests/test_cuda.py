@@ -195,7 +195,7 @@ def test_driver_source_does_not_grow_with_n():
 
 def test_bad_options_name_what_is_valid():
     classic = schedules.build("classic", 16, tile=8)
-    with pytest.raises(ValueError, match="dtype for CUDA must be one of float32, int32"):
+    with pytest.raises(ValueError, match="target 'cudasim' computes in float32, int32, not 'float64'"):
         generate(classic, target="cudasim", dtype="float64")
     with pytest.raises(ValueError, match="CUDA tiles must be 1..64"):
         generate(schedules.build("classic", 200, tile=128), target="cudasim")
@@ -203,9 +203,11 @@ def test_bad_options_name_what_is_valid():
         generate(classic, target="cudasim", method="B", t_prime=3)
     with pytest.raises(ValueError, match="method must be 'A' or 'B'"):
         CudaOptions(method="C")
-    with pytest.raises(ValueError, match="predecessors are generated for target 'cpu' only"):
+    with pytest.raises(ValueError, match="target 'cudasim' has no option predecessors; its options: method, "
+                                         "sub_tile, per_block, t_prime"):
         generate(classic, target="cudasim", predecessors=True)
-    with pytest.raises(ValueError, match="apply to targets cuda and cudasim"):
+    with pytest.raises(ValueError, match="target 'cpu' has no option method; its options: register_block, "
+                                         "predecessors"):
         generate(classic, target="cpu", method="A")
     with pytest.raises(RuntimeError, match="use target 'cudasim'"):
         generate(classic, target="cuda")

@@ -20,11 +20,11 @@ import numpy as np
 from schedules.emitted import Workers
 from schedules.races import racing_reads
 from schedules.schedule import Schedule
-from schedules.stages import STAGE_MARK, TASK_MARK, stage_view
-
+from schedules.stages import stage_view
 from tiling.code_cache import load_module
-from .front import Front, is_parallel_mark, isl_c_source, prepare, record_workers
 from tiling.isl_ast import Hooks, node_to_python
+
+from .front import Front, MarkState, isl_c_source, prepare, record_workers
 from .kernels import KERNEL_NUMBERS, ROLE_KERNELS, KernelOptions, kernel_signatures, kernel_source
 from .llvm_options import vectorizers
 
@@ -69,42 +69,39 @@ class _Writer:
         return self.front.level == "tile"
 
     def hooks(self) -> Hooks:
-        # region: the parallel mark we are inside; window: its loops before the task mark (each
-        # iteration a separate task); prange: the first such loop, at point level, is a prange
-        state = {"region": None, "window": False, "prange": False, "role": None}
+        marks = MarkState()
+        prange = [False]  # at point level, the region's first loop met before its task mark
 
         def mark(name: str) -> tuple[list[str], list[str]]:
-            if is_parallel_mark(name):
-                state.update(region=name, window=True, prange=not self.tile_level)
+            kind = marks.enter(name)
+            if kind == "region":
+                prange[0] = not self.tile_level
                 record_workers(self.regions, name, self._region_label(), set())
                 if not self.tile_level:
                     return ["# parallel band: its first loop is a prange"], []
                 run = (f"run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
                        f"{self.front.tile}, {self.front.n})")
                 return ["# parallel band: its iterations are tasks, run together", "n_calls = 0", "n_tasks = 0"], [run]
-            if name == TASK_MARK:
-                state.update(role=None, window=False, prange=False)  # loops inside a task run in order
-                if self.tile_level and state["region"]:
+            if kind == "task":
+                prange[0] = False  # loops inside a task run in order
+                if self.tile_level and marks.region:
                     return ["# task", "tasks = put(tasks, n_tasks, n_calls, 0, 0, 0)", "n_tasks += 1"], []
-            elif name != STAGE_MARK:
-                state["role"] = name
             return [f"# {name}"], []
 
         def leave_mark(name: str) -> None:
-            if is_parallel_mark(name):
-                state.update(region=None, window=False, prange=False)
+            marks.leave(name)
+            prange[0] = prange[0] and marks.region is not None
 
         def loop(iterator: str) -> str:
-            concurrent = state["prange"] or (self.tile_level and state["window"])
-            if concurrent:
-                record_workers(self.regions, state["region"], self._region_label(), {iterator})
-            if not state["prange"]:
+            if prange[0] or (self.tile_level and marks.before_task):
+                record_workers(self.regions, marks.region, self._region_label(), {iterator})
+            if not prange[0]:
                 return "range"
-            state["prange"] = False  # only the band's outermost loop
+            prange[0] = False  # only the band's outermost loop
             return "prange"
 
         def statement(_: str, args: list[str]) -> list[str]:
-            return self._statement(args, state["role"], state["region"] is not None)
+            return self._statement(args, marks.role, marks.region is not None)
 
         return Hooks(statement=statement, mark=mark, loop=loop, leave_mark=leave_mark)
 

@@ -19,9 +19,8 @@ import islpy as isl
 from schedules import emitted, flatten, legality
 from schedules.emitted import Workers, check_emitted
 from schedules.schedule import Schedule
-from schedules.stages import TASK_MARK, compact_loops, mark_stages
+from schedules.stages import STAGE_MARK, TASK_MARK, compact_loops, mark_stages
 from tiling import dependences, model
-
 from tiling.code_cache import cache_dir
 from tiling.isl_ast import build_ast
 
@@ -72,6 +71,40 @@ def _checker_source() -> str:
     """The code a proof depends on: a changed checker or dependence model proves again."""
     modules = (emitted, flatten, legality, dependences, model)
     return "".join(Path(module.__file__).read_text() for module in modules)
+
+
+class MarkState:
+    """Where a walk of the marked AST is. Every generator's mark hook feeds it, so the marks are
+    read one way: the role of the statements below (the last role or stage-kind mark), the
+    parallel region they are in, and whether that region's task has begun (loops met before it
+    are the band whose iterations are tasks; loops after it run in order inside a task)."""
+
+    def __init__(self) -> None:
+        self.role: str | None = None
+        self.region: str | None = None
+        self.in_task = False
+
+    def enter(self, name: str) -> str:
+        """Take in a mark; say what it is: 'region', 'task', 'stage' or 'role'."""
+        if is_parallel_mark(name):
+            self.region, self.in_task = name, False
+            return "region"
+        if name == TASK_MARK:
+            self.role, self.in_task = None, True
+            return "task"
+        if name == STAGE_MARK:
+            return "stage"
+        self.role = name
+        return "role"
+
+    def leave(self, name: str) -> None:
+        if is_parallel_mark(name):
+            self.region, self.in_task = None, False
+
+    @property
+    def before_task(self) -> bool:
+        """Inside a parallel region, above its task mark."""
+        return self.region is not None and not self.in_task
 
 
 def record_workers(regions: dict[str, Workers], mark: str, label: str, iterators: set[str]) -> None:

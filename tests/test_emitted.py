@@ -4,6 +4,7 @@ import pytest
 
 import codegen.cpu
 import codegen.cuda
+import codegen.front
 import schedules
 from codegen import generate
 from codegen.front import prepare
@@ -79,7 +80,9 @@ def test_a_loop_inside_a_task_run_as_thread_blocks_is_refused(monkeypatch):
 
 def test_cpu_tasks_split_inside_a_task_are_refused(monkeypatch):
     # the same mistake on the CPU: every loop of a parallel band taken as a task boundary
-    monkeypatch.setattr(codegen.cpu, "TASK_MARK", "no-such-mark")
+    enter = codegen.front.MarkState.enter
+    monkeypatch.setattr(codegen.front.MarkState, "enter", lambda marks, name: "role" if name == "task" else
+                        enter(marks, name))  # the task mark missed: every loop of the region taken as tasks
     monkeypatch.setattr(codegen.cpu, "_COMPILED", {})
     with pytest.raises(UnsafeCodeError, match=r"^refusing cpu code for generalized.*: run_tasks stage 0 \(at c0=0, "
                                               r"c1=1\) runs T\[0,1,1\] and T\[1,1,1\] in different workers at once"):

@@ -321,11 +321,12 @@ class _ReplayedDriver:
         return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def build(schedule: Schedule, target: str, dtype: str, register_block: tuple[int, int] | None = None,
-          predecessors: bool = False) -> CompiledSchedule:
+def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus",
+          register_block: tuple[int, int] | None = None, predecessors: bool = False) -> CompiledSchedule:
     """The 'cpu' target's builder (codegen.targets)."""
     block = None if register_block is None else tuple(register_block)
-    return generate_cpu(schedule, KernelOptions(dtype=dtype, register_block=block, predecessors=predecessors))
+    return generate_cpu(schedule, KernelOptions(dtype=dtype, register_block=block, predecessors=predecessors,
+                                                semiring=semiring))
 
 
 def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule:

@@ -40,25 +40,44 @@ def prefetch(typingctx, array, i, j):
     return types.void(array, i, j), codegen
 
 
+#: the comparison that keeps the better operand of min and max
+_BETTER = {"min": "<", "max": ">"}
+
+
 def vector_width(itemsize: int) -> int:
     """Elements per vector register."""
     return VECTOR_BYTES // itemsize
 
 
-def min_plus_block(rows: int, vectors: int):
+def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add"):
     """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
-    k0..k0+depth-1: C = min(C, a[i, k] + a[k, j]), one broadcast of a[i, k]
-    per row and one vector load of row k per vector. Indices are uint64.
+    k0..k0+depth-1: C = C (+) (a[i, k] (x) a[k, j]), one broadcast of a[i, k]
+    per row and one vector load of row k per vector; (+) is 'min' or 'max',
+    (x) 'add', 'min' or 'max' (tiling.semirings). Indices are uint64.
     int32 sums wrap at 32 bits like the cast-back sums of the other kernels
-    (the INF sentinel keeps 2 INF below 2^31). The float comparison is
-    ordered less-than, the select vminps/vminpd implements.
+    (the INF sentinel keeps 2 INF below 2^31). Float comparisons are
+    ordered, the selects vminps/vmaxps implement; uint8 compares unsigned.
     """
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
         element = context.get_value_type(array_type.dtype)
         floating = isinstance(array_type.dtype, types.Float)
+        signed = floating or array_type.dtype.signed
+
+        def pick(builder, relation, x, y):
+            """x if x `relation` y else y."""
+            if floating:
+                return builder.select(builder.fcmp_ordered(relation, x, y), x, y)
+            compare = builder.icmp_signed if signed else builder.icmp_unsigned
+            return builder.select(compare(relation, x, y), x, y)
+
+        def combine(builder, x, y):
+            if times == "add":
+                return builder.fadd(x, y) if floating else builder.add(x, y)
+            return pick(builder, _BETTER[times], x, y)
+
         width = vector_width(context.get_abi_sizeof(element))
         vector = ir.VectorType(element, width)
         array = context.make_array(array_type)(context, builder, args[0])
@@ -91,13 +110,8 @@ def min_plus_block(rows: int, vectors: int):
                                                    undefined, lanes_from_first)
                 for v in range(vectors):
                     current = builder.load(accumulators[m][v])
-                    if floating:
-                        through_k = builder.fadd(broadcast, row_k[v])
-                        shorter = builder.fcmp_ordered("<", through_k, current)
-                    else:
-                        through_k = builder.add(broadcast, row_k[v])
-                        shorter = builder.icmp_signed("<", through_k, current)
-                    builder.store(builder.select(shorter, through_k, current), accumulators[m][v])
+                    through_k = combine(builder, broadcast, row_k[v])
+                    builder.store(pick(builder, _BETTER[plus], through_k, current), accumulators[m][v])
         for m in range(rows):
             for v in range(vectors):
                 builder.store(builder.load(accumulators[m][v]), block_pointers[m][v], align=item_bytes.constant)

@@ -19,6 +19,8 @@ from schedules.emitted import Workers
 from schedules.schedule import Schedule
 from tiling.code_cache import load_module
 from tiling.isl_ast import Hooks, node_to_python
+from tiling.semirings import Semiring
+from tiling.semirings import semiring as find_semiring
 
 from .cpu import check_matrix
 from .front import MarkState, isl_c_source, prepare, record_workers
@@ -30,14 +32,21 @@ def run(a, status, update):
 '''
 
 
-def tile_layer(a: np.ndarray, status: np.ndarray, kb: int, ib: int, jb: int, tile: int, n: int) -> None:
-    """Layers kb*tile.. of block (ib, jb), in order; the first negative pivot seen goes to status."""
+_UFUNCS = {"min": np.minimum, "max": np.maximum, "add": np.add}
+_BETTER = {"min": np.less, "max": np.greater}
+
+
+def tile_layer(a: np.ndarray, status: np.ndarray, ring: Semiring, kb: int, ib: int, jb: int, tile: int,
+               n: int) -> None:
+    """Layers kb*tile.. of block (ib, jb), in order; the first pivot that improves on itself
+    (min-plus: a negative cycle) goes to status."""
+    plus, times, better = _UFUNCS[ring.plus], _UFUNCS[ring.times], _BETTER[ring.plus]
     i0, i1, j0, j1 = ib * tile, min(ib * tile + tile, n), jb * tile, min(jb * tile + tile, n)
     block = a[i0:i1, j0:j1]
     for k in range(kb * tile, min(kb * tile + tile, n)):
-        if i0 <= k < i1 and j0 <= k < j1 and a[k, k] < 0 and status[0] < 0:
+        if i0 <= k < i1 and j0 <= k < j1 and better(times(a[k, k], a[k, k]), a[k, k]) and status[0] < 0:
             status[0] = k
-        np.minimum(block, a[i0:i1, k:k + 1] + a[k:k + 1, j0:j1], out=block)
+        plus(block, times(a[i0:i1, k:k + 1], a[k:k + 1, j0:j1]), out=block)
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +57,7 @@ class PythonCompiledSchedule:
     n: int
     target: str
     dtype: str
+    semiring: Semiring
     source: str
     isl_c: str
     _run: Callable
@@ -65,7 +75,7 @@ class PythonCompiledSchedule:
 
         def update(kb: int, ib: int, jb: int) -> None:
             calls[0] += 1
-            tile_layer(a, status, kb, ib, jb, self._tile, self.n)
+            tile_layer(a, status, self.semiring, kb, ib, jb, self._tile, self.n)
 
         started = time.perf_counter()
         self._run(a, status, update)
@@ -74,7 +84,7 @@ class PythonCompiledSchedule:
         return int(status[0])
 
 
-def build(schedule: Schedule, target: str, dtype: str) -> PythonCompiledSchedule:
+def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus") -> PythonCompiledSchedule:
     """The 'python' target's builder (codegen.targets)."""
     front = prepare(schedule)
     regions: dict[str, Workers] = {}
@@ -93,5 +103,5 @@ def build(schedule: Schedule, target: str, dtype: str) -> PythonCompiledSchedule
     front.check(regions, f"python code for {schedule.name}")
     run = load_module(source, "python").run
     tile = front.tile if front.level == "tile" else 1
-    return PythonCompiledSchedule(schedule.name, schedule.n, target, dtype, source, isl_c_source(front), run, tile,
-                                  regions)
+    return PythonCompiledSchedule(schedule.name, schedule.n, target, dtype, find_semiring(semiring), source,
+                                  isl_c_source(front), run, tile, regions)

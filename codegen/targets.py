@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schedules.schedule import Schedule
+from tiling.semirings import semiring as find_semiring
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -48,9 +49,9 @@ class Target:
     #: 'module:function' of the builder, imported on first use
     builder: str
 
-    def build(self, schedule: Schedule, dtype: str, **options):
+    def build(self, schedule: Schedule, dtype: str, semiring: str, **options):
         module, function = self.builder.split(":")
-        return getattr(importlib.import_module(module), function)(schedule, self.name, dtype, **options)
+        return getattr(importlib.import_module(module), function)(schedule, self.name, dtype, semiring, **options)
 
 
 TARGETS: dict[str, Target] = {}
@@ -68,37 +69,43 @@ _CUDA_OPTIONS = (
     Option("t_prime", None, "method B: thread rows t' (default: the largest of 4, 2, 1 dividing the tile)", int),
 )
 register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, register-blocked tile kernels",
-                ("float32", "float64", "int32"),
+                ("float32", "float64", "int32", "uint8"),
                 (Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", _pair),
                  Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag)),
                 "codegen.cpu:build"))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
-                ("float32", "int32"), _CUDA_OPTIONS, "codegen.cuda:build"))
+                ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))
 register(Target("cudasim", "the cuda target's kernels in Numba's simulator (NUMBA_ENABLE_CUDASIM=1)",
-                ("float32", "int32"), _CUDA_OPTIONS, "codegen.cuda:build"))
+                ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))
 register(Target("python", "the schedule's driver as plain Python and numpy, no Numba: an independent oracle "
-                "for small n", ("float32", "float64", "int32"), (), "codegen.python_target:build"))
+                "for small n", ("float32", "float64", "int32", "uint8"), (), "codegen.python_target:build"))
 
 
-def generate(schedule: Schedule, target: str = "cpu", dtype: str = "float32", **options):
+def generate(schedule: Schedule, target: str = "cpu", dtype: str = "float32", semiring: str = "min-plus",
+             **options):
     """Compile a schedule (built for a concrete n) into a callable that runs the FW nest in place.
 
     The callable applies the nest's relaxations in the schedule's order and
     nothing else (no zero diagonal, no INF handling); it returns the first
-    pivot k found with a[k, k] < 0, or -1. What the code runs at once is proved
-    before it is compiled (schedules.emitted); the order of the tree itself
-    is the caller's to check (schedules.check). options: the target's own
-    (TARGETS[target].options).
+    pivot k found that improves on itself (min-plus: a[k, k] < 0), or -1.
+    semiring: a name of tiling.semirings.SEMIRINGS whose (+) is selective. What
+    the code runs at once is proved before it is compiled (schedules.emitted);
+    the order of the tree itself is the caller's to check (schedules.check).
+    options: the target's own (TARGETS[target].options).
     """
+    ring = find_semiring(semiring)
+    ring.check_relaxed()
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
     spec = TARGETS[target]
     dtype = str(dtype)
     if dtype not in spec.dtypes:
         raise ValueError(f"target {target!r} computes in {', '.join(spec.dtypes)}, not {dtype!r}")
+    if dtype not in ring.dtypes:
+        raise ValueError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype!r}")
     declared = [option.name for option in spec.options]
     unknown = sorted(set(options) - set(declared))
     if unknown:
         raise ValueError(f"target {target!r} has no option {', '.join(unknown)}; "
                          f"its options: {', '.join(declared) or 'none'}")
-    return spec.build(schedule, dtype, **{key: value for key, value in options.items() if value is not None})
+    return spec.build(schedule, dtype, ring.name, **{key: value for key, value in options.items() if value is not None})

@@ -306,8 +306,8 @@ def check_cuda_target(target: str) -> None:
 _COMPILED: dict[tuple, CudaCompiledSchedule] = {}
 
 
-def build(schedule: Schedule, target: str, dtype: str, method: str = "A", sub_tile: tuple[int, int] = (16, 64),
-          per_block: int = 1, t_prime: int | None = None) -> CudaCompiledSchedule:
+def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus", method: str = "A",
+          sub_tile: tuple[int, int] = (16, 64), per_block: int = 1, t_prime: int | None = None) -> CudaCompiledSchedule:
     """The 'cuda' and 'cudasim' targets' builder: compile `schedule` for the GPU (or the
     simulator), or return the copy compiled before.
 
@@ -320,7 +320,7 @@ def build(schedule: Schedule, target: str, dtype: str, method: str = "A", sub_ti
     if t_prime is None:
         t_prime = next(d for d in (4, 2, 1) if tile % d == 0)
     options = CudaOptions(dtype=dtype, tile=tile, method=method, sub_tile=tuple(sub_tile), per_block=per_block,
-                          t_prime=t_prime)
+                          t_prime=t_prime, semiring=semiring)
     key = (schedule.name, schedule.tree_text(), target, options)
     if key in _COMPILED:
         return _COMPILED[key]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from codegen.targets import TARGETS
+from tiling.semirings import SEMIRINGS
 
 
 def _cmd_deps(args: argparse.Namespace) -> int:
@@ -24,7 +25,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
                    target=args.target, dtype=args.dtype, directed=not args.undirected,
-                   predecessors=args.predecessors is not None)
+                   predecessors=args.predecessors is not None, semiring=args.semiring)
     distances, predecessors = result if args.predecessors else (result, None)
     np.save(args.output, distances)
     print(f"wrote {distances.shape[0]} x {distances.shape[1]} {distances.dtype} distances to {args.output}")
@@ -259,8 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
     solve.add_argument("--target", default="cpu", choices=list(TARGETS),
                        help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
-    solve.add_argument("--dtype", default=None, choices=DTYPE_NAMES, help="default: float64 on cpu, float32 on GPUs")
+    solve.add_argument("--dtype", default=None, choices=DTYPE_NAMES + ["uint8"],
+                       help="default: float64 on cpu, float32 on GPUs; uint8 for or-and")
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
+    solve.add_argument("--semiring", default="min-plus", choices=list(SEMIRINGS),
+                       help="min-plus: shortest paths; max-min: widest; min-max: minimax; or-and: reachability")
     solve.set_defaults(run=_cmd_solve)
 
     emit = commands.add_parser("emit", help="print the generated code of a schedule and isl's C AST")

@@ -19,7 +19,10 @@ from codegen import generate
 from codegen.targets import TARGETS
 from schedules.families import FAMILIES, build
 from schedules.schedule import Schedule
-from tiling.graphs import INT32_INF, as_dense, missing_edges, read_graph, resolve_dtype, vertex_count
+from tiling.graphs import (INT32_INF, as_dense, as_semiring_matrix, missing_edges, read_graph, resolve_dtype,
+                           vertex_count)
+from tiling.semirings import MIN_PLUS
+from tiling.semirings import semiring as find_semiring
 
 log = logging.getLogger("polyfw")
 
@@ -163,8 +166,9 @@ def initial_predecessors(distances: np.ndarray) -> np.ndarray:
 
 def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, kappa: int | None = None,
           target: str = "cpu", dtype=None, directed: bool = True, predecessors: bool = False,
-          weight: str = "weight"):
-    """Shortest-path distances between all pairs of vertices of `graph`.
+          weight: str = "weight", semiring: str = "min-plus"):
+    """Shortest-path distances between all pairs of vertices of `graph` (or, with another
+    semiring, widest paths, minimax paths or reachability).
 
     Accepts every input of tiling.graphs.as_dense. schedule: 'auto' (the
     tuning table's fastest configuration, logged on the 'polyfw' logger), a
@@ -172,25 +176,38 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     for this n. Unreachable pairs are np.inf in float dtypes and
     tiling.graphs.INT32_INF in int32. Raises NegativeCycleError when a
     negative cycle exists. With predecessors=True returns (distances,
-    predecessors) in scipy's convention (target 'cpu' only). target: any of
-    codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
+    predecessors) in scipy's convention (target 'cpu', min-plus only). target:
+    any of codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
     simulator, 'python'); the GPU targets compute in float32 unless
-    dtype='int32'.
+    dtype='int32'. semiring: 'min-plus' (shortest paths), 'max-min' (widest
+    paths: unreachable is -inf), 'min-max' (minimax paths), 'or-and'
+    (reachability: a bool matrix) - tiling.semirings.
     """
+    ring = find_semiring(semiring)
+    ring.check_relaxed()
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
-    if dtype is None and "float64" not in TARGETS[target].dtypes:
-        dtype = "float32"  # the GPU kernels' widest type (float64 min-plus is slow there)
+    if predecessors and ring is not MIN_PLUS:
+        raise ValueError(f"predecessors are kept for semiring min-plus only, not {ring.name}")
+    if dtype is None:
+        dtype = ring.dtypes[0] if "float64" not in ring.dtypes else (
+            "float64" if "float64" in TARGETS[target].dtypes else "float32")  # float64 min-plus is slow on GPUs
+    dtype_name = np.dtype(dtype).name if ring is not MIN_PLUS else resolve_dtype(dtype).name
     if isinstance(graph, (str, os.PathLike)):
         graph = read_graph(graph)  # once: its vertex count first, then its matrix
-    check_memory(vertex_count(graph), resolve_dtype(dtype).name, predecessors)
-    distances = as_dense(graph, dtype=dtype, directed=directed, weight=weight)
+    check_memory(vertex_count(graph), dtype_name, predecessors)
+    if ring is MIN_PLUS:
+        distances = as_dense(graph, dtype=dtype_name, directed=directed, weight=weight)
+    else:
+        distances = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
     n = distances.shape[0]
-    dtype_name = resolve_dtype(dtype).name
     chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
-    compiled = generate(chosen, target=target, dtype=dtype_name, **({"predecessors": True} if predecessors else {}))
-    finite = distances[~missing_edges(distances)]
-    lightest_edge = float(finite.min()) if finite.size else 0.0
+    compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
+                        **({"predecessors": True} if predecessors else {}))
+    lightest_edge = 0.0
+    if ring is MIN_PLUS:
+        finite = distances[~missing_edges(distances)]
+        lightest_edge = float(finite.min()) if finite.size else 0.0
     matrix = np.empty((n, padded_stride(n)), dtype=distances.dtype)
     matrix[:, :n] = distances
     pred = None
@@ -198,13 +215,15 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
         pred[:, :n] = initial_predecessors(distances)
     negative_at = compiled(matrix, pred)
-    if negative_at >= 0:
+    if negative_at >= 0:  # only min-plus has pivots that improve on themselves
         raise NegativeCycleError(negative_at)
     distances = np.ascontiguousarray(matrix[:, :n])
     if distances.dtype == np.int32 and lightest_edge < 0:
         leaked = _restore_unreachable(distances, lightest_edge)
         if pred is not None:
             pred[:, :n][leaked] = NO_PREDECESSOR
+    if ring.name == "or-and":
+        return distances.astype(bool)
     if pred is None:
         return distances
     return distances, np.ascontiguousarray(pred[:, :n])

@@ -15,6 +15,7 @@ import islpy as isl
 from tiling import model
 from tiling.dependences import RELATION_NAMES, DependenceModel, dependence_model
 from tiling.isl_utils import Coordinates, count_points, image_of_point, lex_before_at, point_coordinates, sample_pair, smallest_parameter_instance
+from tiling.semirings import semiring as find_semiring
 
 from .schedule_map import ScheduleMap
 
@@ -234,12 +235,18 @@ def _tiled_violations(tiles: ScheduleMap, deps: DependenceModel) -> list[Violati
     return found
 
 
-def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed") -> list[Violation]:
+def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed",
+                    semiring: str = "min-plus") -> list[Violation]:
     """One witness per dependence relation the schedule breaks; empty when it is legal.
 
     Schedules that carry a tile-level order (the families) are proved on
-    tile-layers (see _tiled_violations); any other on points.
+    tile-layers (see _tiled_violations); any other on points. The relaxed
+    model holds only for a semiring whose (+) is selective (tiling.semirings):
+    others are refused with UnsupportedSemiringError; the exact model holds
+    for every semiring.
     """
+    if model == "relaxed":
+        find_semiring(semiring).check_relaxed()
     tiles = schedule.tile_schedule_map() if hasattr(schedule, "tile_schedule_map") else None
     if tiles is not None:
         return _tiled_violations(tiles, dependence_model(model, tiles.n))
@@ -247,9 +254,10 @@ def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed")
     return _violations(flat, dependence_model(model, flat.n))
 
 
-def check(schedule: Schedulable | ScheduleMap, model: str = "relaxed") -> Verdict:
-    """Prove `schedule` legal under `model` ('relaxed' or 'exact'); raise IllegalScheduleError otherwise."""
-    violations = find_violations(schedule, model)
+def check(schedule: Schedulable | ScheduleMap, model: str = "relaxed", semiring: str = "min-plus") -> Verdict:
+    """Prove `schedule` legal under `model` ('relaxed' or 'exact') for `semiring`; raise
+    IllegalScheduleError otherwise (UnsupportedSemiringError for a semiring the model excludes)."""
+    violations = find_violations(schedule, model, semiring)
     if violations:
         raise IllegalScheduleError(schedule.name, model, violations)
     return Verdict(schedule.name, model, schedule.n, RELATION_NAMES[model])

@@ -87,6 +87,22 @@ def test_the_sizes_that_failed_on_the_h100_are_exact_with_concurrent_blocks(fami
     run_concurrently(schedules.build(family, 32, **params))
 
 
+@pytest.mark.parametrize("name", ["max-min", "min-max", "or-and"])
+@pytest.mark.parametrize("family, params", [FAMILIES[0], FAMILIES[1], FAMILIES[3]])
+def test_every_semiring_is_exact_with_concurrent_blocks(name, family, params):
+    from codegen.reference import floyd_warshall_semiring
+    from tests.test_semirings import random_matrix
+
+    dtype = {"or-and": "uint8"}.get(name, "int32")
+    matrix = random_matrix(name, dtype, 10, seed=7)
+    expected = matrix.copy()
+    floyd_warshall_semiring(expected, name)
+    compiled = generate(schedules.build(family, 10, **params), target="cudasim", dtype=dtype, semiring=name,
+                        method="B" if family == "recursive" else "A")
+    assert compiled(matrix, concurrent_blocks=True) == -1
+    np.testing.assert_array_equal(matrix, expected)
+
+
 def test_concurrent_blocks_catch_a_task_split_across_thread_blocks(monkeypatch):
     # the H100 bug, re-made: the task's own loop as a grid dimension (and the proof switched off).
     # The ordinary simulator runs the blocks in index order and sees nothing.

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .semirings import Semiring
+
 #: The dtypes the kernels are compiled for.
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
 
@@ -171,6 +173,43 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight") -
         out[finite] = matrix[finite].astype(np.int32)
         return out
     return matrix.astype(dtype)
+
+
+def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weight: str = "weight") -> np.ndarray:
+    """The dense matrix of any supported input for a semiring other than min-plus (see as_dense).
+
+    No edge is the semiring's 'no path' ((+)-identity); parallel edges and the two
+    directions of an undirected graph are combined with (+); a vertex reaches itself
+    with the (x)-identity. Dense inputs: a non-finite entry is no edge. or-and keeps
+    only whether an edge exists (1) or not (0), in uint8.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.name not in ring.dtypes:
+        raise GraphInputError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype.name}")
+    plus = {"min": np.minimum, "max": np.maximum}[ring.plus]
+    edges, input_directed = _as_edges_or_dense(graph, weight)
+    no_path = float(ring.no_path(np.float64))
+    if isinstance(edges, Edges):
+        _check_weights(edges.weight, "edge list")
+        matrix = np.full((edges.n, edges.n), no_path)
+        weights = np.ones(len(edges.weight)) if dtype == np.uint8 else edges.weight.astype(np.float64)
+        plus.at(matrix, (edges.source, edges.target), weights)
+    else:
+        finite = np.isfinite(edges)
+        matrix = np.where(finite, 1.0 if dtype == np.uint8 else edges.astype(np.float64), no_path)
+    if not (directed and input_directed):
+        plus(matrix, matrix.T, out=matrix)
+    np.fill_diagonal(matrix, plus(np.diagonal(matrix), float(ring.identity(np.float64))))
+    if dtype.kind == "f":
+        return matrix.astype(dtype)
+    if dtype == np.uint8:  # edges are 1, no path -inf, a vertex to itself +inf
+        return (matrix > 0).astype(np.uint8)
+    top, bottom = int(INT32_INF), -int(INT32_INF)
+    values = matrix[np.isfinite(matrix)]
+    if values.size and (values.max() >= top or values.min() <= bottom or np.any(values != np.round(values))):
+        raise GraphInputError(f"{dtype.name} needs integer weights strictly between {bottom} and {top}; "
+                              "use float32 or float64")
+    return np.where(matrix == np.inf, top, np.where(matrix == -np.inf, bottom, matrix)).astype(dtype)
 
 
 def missing_edges(matrix: np.ndarray) -> np.ndarray:

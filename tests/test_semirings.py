@@ -1,0 +1,93 @@
+"""Semirings as data: every family exact for every shipped semiring; plus-times refused by name."""
+import networkx as nx
+import numpy as np
+import pytest
+
+import schedules
+from codegen import generate
+from codegen.reference import floyd_warshall_semiring
+from polyfw import solve
+from polyfw.cli import main
+from tiling.semirings import SEMIRINGS, UnsupportedSemiringError
+
+SELECTIVE = ["min-plus", "max-min", "min-max", "or-and"]
+FAMILIES = [("classic", {"tile": 8}), ("generalized", {"tile": 8, "kappa": 3}),
+            ("generalized", {"tile": 8, "kappa": 2, "variant": "fused"}), ("recursive", {"base": 8}),
+            ("recursive", {"base": 4, "paired": False}), ("naive", {})]
+
+
+def random_matrix(name, dtype, n, seed):
+    """Edges on about a fifth of the pairs, 'no path' elsewhere, each vertex reaching itself."""
+    ring = SEMIRINGS[name]
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(0, 2, (n, n)) if dtype == "uint8" else rng.integers(1, 60, (n, n))
+    matrix = np.where(rng.random((n, n)) < 0.2, weights, ring.no_path(dtype)).astype(dtype)
+    np.fill_diagonal(matrix, ring.identity(dtype))
+    return matrix
+
+
+def test_shipped_semirings_and_their_identities():
+    assert [name for name, ring in SEMIRINGS.items() if ring.selective] == SELECTIVE
+    assert (SEMIRINGS["max-min"].no_path("float32"), SEMIRINGS["max-min"].identity("float32")) == (-np.inf, np.inf)
+    assert (SEMIRINGS["min-max"].no_path("int32"), SEMIRINGS["min-max"].identity("int32")) == (2**30 - 1, -(2**30 - 1))
+    assert (SEMIRINGS["or-and"].no_path("uint8"), SEMIRINGS["or-and"].identity("uint8")) == (0, 1)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("family, params", FAMILIES)
+@pytest.mark.parametrize("name", SELECTIVE)
+def test_every_family_is_exact_for_every_semiring(name, family, params, target):
+    schedule = schedules.build(family, 37, **params)
+    for dtype in SEMIRINGS[name].dtypes:
+        matrix = random_matrix(name, dtype, 37, seed=len(family) + len(name))
+        expected = matrix.copy()
+        floyd_warshall_semiring(expected, name)
+        assert generate(schedule, target=target, dtype=dtype, semiring=name)(matrix) == -1
+        np.testing.assert_array_equal(matrix, expected)
+
+
+def test_or_and_is_networkx_transitive_closure():
+    graph = nx.gnp_random_graph(45, 0.04, seed=5, directed=True)
+    closure = nx.transitive_closure(graph, reflexive=True)
+    expected = np.zeros((45, 45), dtype=bool)
+    expected[tuple(np.array(list(closure.edges)).T)] = True
+    for schedule in ("classic:tile=8", "generalized:tile=8,kappa=3", "recursive:tile=8"):
+        np.testing.assert_array_equal(solve(graph, semiring="or-and", schedule=schedule), expected)
+
+
+def test_widest_and_minimax_paths_of_a_small_graph():
+    edges = [(0, 1, 5.0), (1, 2, 2.0), (0, 2, 1.0), (2, 3, 7.0)]
+    graph = nx.DiGraph()
+    graph.add_weighted_edges_from(edges)
+    widest = solve(graph, semiring="max-min", schedule="classic:tile=2")
+    assert (widest[0, 2], widest[0, 3], widest[3, 0]) == (2.0, 2.0, -np.inf)  # 0-1-2 carries 2, 0-2 only 1
+    minimax = solve(graph, semiring="min-max", schedule="recursive:tile=2")
+    assert (minimax[0, 2], minimax[0, 3], minimax[3, 0]) == (1.0, 7.0, np.inf)
+
+
+def test_plus_times_is_refused_by_the_checker_the_generator_and_solve():
+    classic = schedules.build("classic", 16, tile=8)
+    message = r"semiring 'plus-times': its \(\+\) is add, not selective \(min or max\), so the relaxed"
+    with pytest.raises(UnsupportedSemiringError, match=message):
+        schedules.check(classic, semiring="plus-times")
+    with pytest.raises(UnsupportedSemiringError, match=message):
+        generate(classic, semiring="plus-times", dtype="float64")
+    with pytest.raises(UnsupportedSemiringError, match=message):
+        solve(np.ones((4, 4)), semiring="plus-times")
+    # the exact model holds whatever the operation: the checker still answers there
+    assert schedules.find_violations(classic, "exact", semiring="plus-times")
+
+
+def test_semiring_dtypes_are_checked():
+    with pytest.raises(ValueError, match="semiring or-and computes in uint8, not 'float32'"):
+        generate(schedules.build("classic", 8, tile=4), dtype="float32", semiring="or-and")
+
+
+def test_cli_solves_with_a_semiring(tmp_path, capsys):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 3 2\na 1 2 4\na 2 3 9\n")
+    out = tmp_path / "w.npy"
+    assert main(["solve", str(graph), "-o", str(out), "--semiring", "max-min"]) == 0
+    assert np.load(out)[0, 2] == 4
+    assert main(["solve", str(graph), "-o", str(out), "--semiring", "or-and"]) == 0
+    assert np.load(out).tolist() == [[True, True, True], [False, True, True], [False, False, True]]

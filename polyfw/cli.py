@@ -108,11 +108,11 @@ def _schedule_from(args: argparse.Namespace):
 
     if getattr(args, "tree", None):
         if args.family:
-            raise ValueError("give either a family or --tree FILE, not both")
+            raise UsageError("give either a family or --tree FILE, not both")
         with open(args.tree) as handle:
             return from_tree(handle.read(), args.n, name=args.tree)
     if not args.family:
-        raise ValueError("name a schedule family (see 'polyfw schedules') or give --tree FILE")
+        raise UsageError("name a schedule family (see 'polyfw schedules') or give --tree FILE")
     params = {}
     for name in ("kappa", "variant", "reverse", "base"):
         if getattr(args, name, None) is not None:
@@ -235,6 +235,10 @@ def _given_options(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
+class UsageError(ValueError):
+    """Arguments that parse but do not go together: exit status 2, like argparse's own."""
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line and exit status 2, for the command and every subcommand."""
 
@@ -323,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = str(error).strip().splitlines() or [type(error).__name__]
         more = " (--debug shows the rest)" if len(lines) > 1 else ""
         print(f"polyfw: error: {lines[0]}{more}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(error, UsageError) else 1
 
 
 if __name__ == "__main__":

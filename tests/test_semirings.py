@@ -5,7 +5,7 @@ import pytest
 
 import schedules
 from codegen import generate
-from codegen.reference import floyd_warshall_semiring
+from codegen import floyd_warshall_naive, floyd_warshall_nest
 from polyfw import solve
 from polyfw.cli import main
 from tiling.semirings import SEMIRINGS, UnsupportedSemiringError
@@ -41,7 +41,7 @@ def test_every_family_is_exact_for_every_semiring(name, family, params, target):
     for dtype in SEMIRINGS[name].dtypes:
         matrix = random_matrix(name, dtype, 37, seed=len(family) + len(name))
         expected = matrix.copy()
-        floyd_warshall_semiring(expected, name)
+        floyd_warshall_nest(expected, name)
         assert generate(schedule, target=target, dtype=dtype, semiring=name)(matrix) == -1
         np.testing.assert_array_equal(matrix, expected)
 
@@ -91,3 +91,14 @@ def test_cli_solves_with_a_semiring(tmp_path, capsys):
     assert np.load(out)[0, 2] == 4
     assert main(["solve", str(graph), "-o", str(out), "--semiring", "or-and"]) == 0
     assert np.load(out).tolist() == [[True, True, True], [False, True, True], [False, False, True]]
+
+
+@pytest.mark.parametrize("name", SELECTIVE)
+def test_reference_kernels_agree_for_every_semiring(name):
+    # the serial nest and the parallel baseline are instantiated from the same definition
+    dtype = SEMIRINGS[name].dtypes[-1]
+    matrix = random_matrix(name, dtype, 40, seed=3)
+    serial, parallel = matrix.copy(), matrix.copy()
+    floyd_warshall_nest(serial, name)
+    assert floyd_warshall_naive(parallel, name) == -1
+    np.testing.assert_array_equal(serial, parallel)

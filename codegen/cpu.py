@@ -203,7 +203,8 @@ class CompiledSchedule:
         if order not in TASK_ORDERS:
             raise ValueError(f"task_order must be one of {', '.join(TASK_ORDERS)}, got {order!r}")
         if self._kernels is None:
-            raise ValueError(f"{self.name} runs points with prange, not task lists; task_order needs a tile-level driver")
+            raise ValueError(f"{self.name} runs points with prange, not task lists; "
+                             "task_order needs a tile-level driver")
         kernels = self._kernels
         layers = kernels.relax_layers_pred if self.options.predecessors else kernels.relax_layers
         by_number = {KERNEL_NUMBERS["relax_layers"]: layers, KERNEL_NUMBERS["relax_product"]: kernels.relax_product}

@@ -222,8 +222,8 @@ class _Launcher:
         if x1 <= x0 or y1 <= y0:
             return
         grid, block = (self.options.product_launch if product else self.options.stage_launch)(x1 - x0, y1 - y0)
-        self._launch(kernel, grid, block, f"{getattr(kernel, 'py_func', kernel).__name__}{tuple(outer)}", self.device_matrix, self.status,
-                     self.n, x0, y0, *outer)
+        name = f"{getattr(kernel, 'py_func', kernel).__name__}{tuple(outer)}"
+        self._launch(kernel, grid, block, name, self.device_matrix, self.status, self.n, x0, y0, *outer)
         self.product_launches += product
 
     def call(self, number: int, kb: int, ib: int, jb: int) -> None:

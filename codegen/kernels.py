@@ -291,8 +291,8 @@ def kernel_source(options: KernelOptions) -> str:
                           semiring=ring.name, plus=ring.plus, times=ring.times,
                           improves=ring.better(ring.combine("a[k, k]", "a[k, k]"), "a[k, k]"))
     source += (_POINT.replace("{relax}", options.relax("a[i, j]", "a[i, k]", "a[k, j]"))
-               .replace("{through}", options.through("a[i, k]", "a[k, j]")).replace("{better}",
-                                                                                 options.better("through_k", "a[i, j]")))
+               .replace("{through}", options.through("a[i, k]", "a[k, j]"))
+               .replace("{better}", options.better("through_k", "a[i, j]")))
     source += _LAYERS.replace("{relax}", options.relax("a[i, j]", "a_ik", "a[k, j]")).replace(
         "{columns}", str(columns))
     matrices = "a, pred" if options.predecessors else "a"

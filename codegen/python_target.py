@@ -99,7 +99,8 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
     parameters = [f"    {key} = {value}" for key, value in front.parameters.items()]
     body = node_to_python(front.ast, hooks, indent=1)
     level = "tile-layers T[kb, ib, jb]" if front.level == "tile" else "points S[k, i, j] (1 x 1 tiles)"
-    source = _HEAD.format(name=schedule.name, dtype=dtype, level=level) + "\n".join(parameters + body + ["    pass"]) + "\n"
+    head = _HEAD.format(name=schedule.name, dtype=dtype, level=level)
+    source = head + "\n".join(parameters + body + ["    pass"]) + "\n"
     front.check(regions, f"python code for {schedule.name}")
     run = load_module(source, "python").run
     tile = front.tile if front.level == "tile" else 1

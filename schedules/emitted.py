@@ -121,7 +121,8 @@ def find_unsafe(tree: isl.Schedule, regions: Mapping[str, Workers], n: int, tile
     deps = dependence_model("relaxed", n)
     relations = {name: (relation, name in deps.exclusive) for name, relation in deps.relations().items()}
     if statement == "T":
-        relations = {name: (tile_lift(relation, n, tile), exclusive) for name, (relation, exclusive) in relations.items()}
+        relations = {name: (tile_lift(relation, n, tile), exclusive)
+                     for name, (relation, exclusive) in relations.items()}
     marks: list[tuple[str, isl.ScheduleNode]] = []
 
     def visit(node: isl.ScheduleNode) -> bool:  # only collects: an exception inside isl's walk would be lost

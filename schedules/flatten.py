@@ -117,4 +117,5 @@ def flatten_below(node: isl.ScheduleNode, domain: isl.UnionSet,
         if not columns:
             columns = [_constant(path.domain, 0)]
         pieces.append(reduce(lambda a, b: a.flat_range_product(b), columns).intersect_domain(path.domain))
-    return isl.Map.from_union_map(reduce(lambda a, b: a.union(b), pieces)), tuple(kind for _, kind in layout) or (False,)
+    flat = isl.Map.from_union_map(reduce(lambda a, b: a.union(b), pieces))
+    return flat, tuple(kind for _, kind in layout) or (False,)

@@ -77,9 +77,9 @@ def test_every_family_and_dd_variant_is_exact_with_concurrent_blocks(family, par
     run_concurrently(schedules.build(family, 10, **params), **variant)
 
 
-@pytest.mark.parametrize("family, params", [("generalized", {"tile": 2, "kappa": 2}), ("recursive", {"base": 2})])
-def test_eight_tiles_per_side_with_concurrent_blocks(family, params):
-    run_concurrently(schedules.build(family, 16, **params), dtype="int32")
+def test_eight_tiles_per_side_with_concurrent_blocks():
+    # (generalized at 8 tiles per side took 34 s here; it runs at n = 10 and 32 above and below)
+    run_concurrently(schedules.build("recursive", 16, base=2), dtype="int32")
 
 
 @pytest.mark.parametrize("family, params", [("generalized", {"tile": 4, "kappa": 2}), ("recursive", {"base": 4})])
@@ -210,7 +210,7 @@ def test_driver_source_does_not_grow_with_n():
 
 def test_bad_options_name_what_is_valid():
     classic = schedules.build("classic", 16, tile=8)
-    with pytest.raises(ValueError, match="target 'cudasim' computes in float32, int32, not 'float64'"):
+    with pytest.raises(ValueError, match="target 'cudasim' computes in float32, int32, uint8, not 'float64'"):
         generate(classic, target="cudasim", dtype="float64")
     with pytest.raises(ValueError, match="CUDA tiles must be 1..64"):
         generate(schedules.build("classic", 200, tile=128), target="cudasim")

@@ -206,8 +206,12 @@ class CompiledSchedule:
             raise ValueError(f"{self.name} runs points with prange, not task lists; "
                              "task_order needs a tile-level driver")
         kernels = self._kernels
-        layers = kernels.relax_layers_pred if self.options.predecessors else kernels.relax_layers
-        by_number = {KERNEL_NUMBERS["relax_layers"]: layers, KERNEL_NUMBERS["relax_product"]: kernels.relax_product}
+        if self.options.predecessors:  # one kernel for every tile-layer (run_tasks' dispatch)
+            by_number = {KERNEL_NUMBERS["relax_layers"]: kernels.relax_layers_pred,
+                         KERNEL_NUMBERS["relax_product"]: kernels.relax_layers_pred}
+        else:
+            by_number = {KERNEL_NUMBERS["relax_layers"]: kernels.relax_layers,
+                         KERNEL_NUMBERS["relax_product"]: kernels.relax_product}
 
         def run_tasks(*values) -> None:
             *matrices, status, calls, n_calls, tasks, n_tasks, tile, n = values

@@ -161,8 +161,9 @@ class _Writer:
         record_workers(self.regions, mark, f"launch of band_{number}", set(grid))
         statements = _statements(node)
         inner = _iterators_below(node) - set(grid)
+        # a product keeps one block (ib, jb) of the task in registers: neither may vary inside it
         product = bool(statements) and all(
-            role == "DD" and not any(re.search(rf"\b{name}\b", arg) for name in inner for arg in args[2:])
+            role == "DD" and not any(re.search(rf"\b{name}\b", arg) for name in inner for arg in args[1:])
             for role, args in statements)
         source, outer = self._kernel(number, node, grid, product)
         host.append(f"launch.stage(band_{number}, {product}, x0, x1, y0, y1{''.join(', ' + o for o in outer)})")

@@ -17,12 +17,12 @@ from pathlib import Path
 import islpy as isl
 
 from schedules import emitted, flatten, legality
-from schedules.emitted import Workers, check_emitted
+from schedules.emitted import UnsafeCodeError, Workers, check_emitted
 from schedules.schedule import Schedule
 from schedules.stages import STAGE_MARK, TASK_MARK, compact_loops, mark_stages
-from tiling import dependences, model
+from tiling import dependences, isl_utils, model
 from tiling.code_cache import cache_dir
-from tiling.isl_ast import build_ast
+from tiling.isl_ast import Hooks, build_ast, node_to_python
 
 PARALLEL_MARK = "parallel"
 
@@ -56,6 +56,10 @@ class Front:
         checker source, so a new process that finds its code cached skips it too (0.3-3 s).
         """
         tile = self.tile if self.level == "tile" else 1
+        unreported = sorted(parallel_marks(self.ast) - set(regions))
+        if unreported:
+            raise UnsafeCodeError(f"refusing {what}: parallel region {unreported[0]} was written without a record of "
+                                  "what it runs at once, so it cannot be proved")
         regions_text = sorted((mark, region.label, sorted(region.depths)) for mark, region in regions.items())
         key = hashlib.sha256(f"{_checker_source()}\n{self.tree.to_str()}\n{regions_text}\n{self.n} {tile}".encode())
         proof = cache_dir() / "proofs" / key.hexdigest()[:32]
@@ -69,8 +73,9 @@ class Front:
 @cache
 def _checker_source() -> str:
     """The code a proof depends on: a changed checker or dependence model proves again."""
-    modules = (emitted, flatten, legality, dependences, model)
-    return "".join(Path(module.__file__).read_text() for module in modules)
+    modules = (emitted, flatten, legality, dependences, model, isl_utils)
+    versions = f"islpy {isl.__version__} {isl.isl_version()}\n"
+    return versions + "".join(Path(module.__file__).read_text() for module in modules)
 
 
 class MarkState:
@@ -105,6 +110,20 @@ class MarkState:
     def before_task(self) -> bool:
         """Inside a parallel region, above its task mark."""
         return self.region is not None and not self.in_task
+
+
+def parallel_marks(ast: isl.AstNode) -> set[str]:
+    """The parallel marks isl's AST holds: each one region of the generated code (a stage with
+    no instance for this n is absent from the AST, and from the code)."""
+    found: set[str] = set()
+
+    def mark(name: str) -> tuple[list[str], list[str]]:
+        if is_parallel_mark(name):
+            found.add(name)
+        return [], []
+
+    node_to_python(ast, Hooks(statement=lambda _, args: [], mark=mark))
+    return found
 
 
 def record_workers(regions: dict[str, Workers], mark: str, label: str, iterators: set[str]) -> None:

@@ -180,8 +180,8 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     any of codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
     simulator, 'python'); the GPU targets compute in float32 unless
     dtype='int32'. semiring: 'min-plus' (shortest paths), 'max-min' (widest
-    paths: unreachable is -inf), 'min-max' (minimax paths), 'or-and'
-    (reachability: a bool matrix) - tiling.semirings.
+    paths: unreachable is -inf, -(2**30 - 1) in int32), 'min-max' (minimax
+    paths), 'or-and' (reachability: a bool matrix) - tiling.semirings.
     """
     ring = find_semiring(semiring)
     ring.check_relaxed()

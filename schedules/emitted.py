@@ -103,7 +103,10 @@ def _explain(workers: Workers, name: str, exclusive: bool, statement: str, sourc
     src, snk = _instance(source, statement), _instance(sink, statement)
     where = ", ".join(f"c{d}={v}" for d, v in enumerate(t_source[:launch])) or "its only run"
     first = next((d for d, (a, b) in enumerate(zip(t_source, t_sink)) if a != b), None)
-    how = "in different workers at once" if first is not None and parallel[first] else f"with {snk} first in one worker"
+    if first is None:
+        how = "at the same time"
+    else:
+        how = "in different workers at once" if parallel[first] else f"with {snk} first in one worker"
     element = "block" if statement == "T" else "element"
     why = (f"both write {element} ({source[1]},{source[2]})" if exclusive
            else f"{snk} {_NEEDS.get(name, 'needs what')} {src} writes ({name})")

@@ -240,3 +240,13 @@ def test_reversed_tasks_expose_tasks_that_depend_on_each_other(monkeypatch):
     assert reversed_[2, 20] == np.inf
     with pytest.raises(ValueError, match="task_order must be one of reverse, interleaved"):
         compiled(reversed_, task_order="random")
+
+
+def test_task_orders_with_predecessors():
+    n = 40
+    compiled = generate(schedules.build("classic", n, tile=8), predecessors=True)
+    matrix = polybench_matrix(n).astype(np.float32)
+    expected = nest_result(matrix)
+    pred = np.zeros((n, n), dtype=np.int32)
+    assert compiled(matrix, pred, task_order="reverse") == -1
+    np.testing.assert_array_equal(matrix, expected)

@@ -246,3 +246,17 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
                                "--target", "cudasim", "--dtype", "float32", "--repeats", "1", "--schedules",
                                "classic;recursive"], check=True, env=environment, capture_output=True, text=True).stdout
     assert "target cudasim" in compared and compared.count(" True ") >= 4  # scipy, naive, both schedules exact
+
+
+ROWS_INSIDE_TASKS = """{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: {
+  schedule: "[n] -> [{ S[k, i, j] -> [(k)] }]", child: { schedule: "[n] -> [{ S[k, i, j] -> [(j)] }]",
+  coincident: [ 1 ], child: { mark: "DD", child: { schedule: "[n] -> [{ S[k, i, j] -> [(i)] }]" } } } } }"""
+
+
+def test_a_task_that_loops_over_rows_is_not_run_as_a_product():
+    # a product keeps one block (ib, jb) of its task in registers; here each task (a column j)
+    # loops over the rows i, so its statements must run one by one (found in review)
+    schedule = schedules.from_tree(ROWS_INSIDE_TASKS, 6, name="rows-inside-tasks")
+    assert schedules.check(schedule).model == "relaxed"
+    run_concurrently(schedule)
+    assert "min-plus product" not in generate(schedule, target="cudasim").source

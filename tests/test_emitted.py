@@ -115,3 +115,10 @@ def test_checker_names_the_stage_and_pair_of_an_illegal_parallel_band():
                         "reads as its a[i,k] what T[0,1,0] writes (R_row)"]
     # the same tile-layers, one worker: safe (index order is a legal order)
     assert find_unsafe(front.tree, {"parallel_0": Workers("stage X", frozenset())}, 24, 8) == []
+
+
+def test_a_region_written_without_a_record_is_refused():
+    front = prepare(schedules.build("classic", 16, tile=4))
+    with pytest.raises(UnsafeCodeError, match=r"^refusing x: parallel region parallel_0 was written without a "
+                                              r"record of what it runs at once"):
+        front.check({}, "x")

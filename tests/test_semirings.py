@@ -102,3 +102,12 @@ def test_reference_kernels_agree_for_every_semiring(name):
     floyd_warshall_nest(serial, name)
     assert floyd_warshall_naive(parallel, name) == -1
     np.testing.assert_array_equal(serial, parallel)
+
+
+def test_dense_inputs_for_reachability_and_widest_paths():
+    adjacency = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=np.uint8)  # zeros are no edge for or-and
+    assert solve(adjacency, semiring="or-and").tolist() == [[True, True, True], [False, True, True],
+                                                            [False, False, True]]
+    widths = np.array([[0, 5, -np.inf], [-np.inf, 0, 2], [-np.inf, -np.inf, 0]])  # -inf: no edge
+    widest = solve(widths, semiring="max-min")
+    assert (widest[0, 2], widest[2, 0], widest[1, 1]) == (2.0, -np.inf, np.inf)

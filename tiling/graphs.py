@@ -61,20 +61,21 @@ class Edges:
 # ---------------------------------------------------------------- conversion
 
 
-def _check_weights(values: np.ndarray, where: str) -> None:
+def _check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> None:
+    """Real weights; no NaN, and no -inf unless it means 'no edge' (minus_inf)."""
     if values.dtype.kind not in "iuf":
         raise GraphInputError(f"{where}: weights must be real numbers, got dtype {values.dtype}")
     if values.dtype.kind == "f":
-        bad = np.flatnonzero(np.isnan(values) | (values == -np.inf))
+        bad = np.flatnonzero(np.isnan(values) | ((values == -np.inf) & (not minus_inf)))
         if bad.size:
             raise GraphInputError(f"{where}: weight {values.flat[bad[0]]} at flat position {bad[0]} is not allowed (NaN or -inf)")
 
 
-def _edges_from_dense(matrix: np.ndarray) -> np.ndarray:
+def _edges_from_dense(matrix: np.ndarray, minus_inf: bool = False) -> np.ndarray:
     matrix = np.asarray(matrix)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise GraphInputError(f"a dense graph must be a square 2-D array, got shape {matrix.shape}")
-    _check_weights(matrix, "dense matrix")
+    _check_weights(matrix, "dense matrix", minus_inf)
     return matrix
 
 
@@ -93,7 +94,7 @@ def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
     return edges, graph.is_directed()
 
 
-def _as_edges_or_dense(graph, weight: str) -> tuple[Edges | np.ndarray, bool]:
+def _as_edges_or_dense(graph, weight: str, minus_inf: bool = False) -> tuple[Edges | np.ndarray, bool]:
     """Split inputs into sparse-like (edge lists) and dense; also say if the input is directed."""
     if sp.issparse(graph):
         if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
@@ -108,9 +109,9 @@ def _as_edges_or_dense(graph, weight: str) -> tuple[Edges | np.ndarray, bool]:
         return _edges_from_networkx(graph, weight)
     if isinstance(graph, np.ma.MaskedArray):
         filled = np.where(np.ma.getmaskarray(graph), np.inf, np.ma.getdata(graph).astype(np.float64))
-        return _edges_from_dense(filled), True
+        return _edges_from_dense(filled, minus_inf), True
     if isinstance(graph, (np.ndarray, list, tuple)):
-        return _edges_from_dense(np.asarray(graph)), True
+        return _edges_from_dense(np.asarray(graph), minus_inf), True
     raise GraphInputError(
         f"cannot read a graph from {type(graph).__name__}; give a numpy array, a scipy.sparse matrix, "
         "a networkx graph, or the path of a DIMACS .gr or Matrix Market .mtx file"
@@ -180,14 +181,15 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
 
     No edge is the semiring's 'no path' ((+)-identity); parallel edges and the two
     directions of an undirected graph are combined with (+); a vertex reaches itself
-    with the (x)-identity. Dense inputs: a non-finite entry is no edge. or-and keeps
-    only whether an edge exists (1) or not (0), in uint8.
+    with the (x)-identity. Dense inputs: a non-finite entry (+inf or -inf) is no
+    edge, and for or-and a zero too (a 0/1 adjacency matrix). or-and keeps only
+    whether an edge exists (1) or not (0), in uint8.
     """
     dtype = np.dtype(dtype)
     if dtype.name not in ring.dtypes:
         raise GraphInputError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype.name}")
     plus = {"min": np.minimum, "max": np.maximum}[ring.plus]
-    edges, input_directed = _as_edges_or_dense(graph, weight)
+    edges, input_directed = _as_edges_or_dense(graph, weight, minus_inf=True)
     no_path = float(ring.no_path(np.float64))
     if isinstance(edges, Edges):
         _check_weights(edges.weight, "edge list")
@@ -195,8 +197,8 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
         weights = np.ones(len(edges.weight)) if dtype == np.uint8 else edges.weight.astype(np.float64)
         plus.at(matrix, (edges.source, edges.target), weights)
     else:
-        finite = np.isfinite(edges)
-        matrix = np.where(finite, 1.0 if dtype == np.uint8 else edges.astype(np.float64), no_path)
+        edge = np.isfinite(edges) & ((edges != 0) if dtype == np.uint8 else True)
+        matrix = np.where(edge, 1.0 if dtype == np.uint8 else edges.astype(np.float64), no_path)
     if not (directed and input_directed):
         plus(matrix, matrix.T, out=matrix)
     np.fill_diagonal(matrix, plus(np.diagonal(matrix), float(ring.identity(np.float64))))

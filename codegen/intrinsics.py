@@ -8,6 +8,10 @@ and scalar code.
 """
 from __future__ import annotations
 
+import os
+from functools import cache
+
+import llvmlite.binding as llvm
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
@@ -15,9 +19,30 @@ from numba.extending import intrinsic
 _I8_POINTER = ir.IntType(8).as_pointer()
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
-#: bytes per vector register of the widest SIMD unit targeted (AVX-512); narrower units
-#: get each vector split by LLVM's legalizer, which stays correct
-VECTOR_BYTES = 64
+#: (bytes per vector register, vector registers) of the ISAs the kernels are shaped for
+ISAS = {"avx512": (64, 32), "avx2": (32, 16), "sse2": (16, 16), "neon": (16, 32)}
+
+
+@cache
+def target_isa() -> str:
+    """The ISA Numba compiles for, from LLVM's view of the host; POLYFW_ISA forces one of ISAS
+    (narrower code runs on a wider machine: how AVX2 and SSE2 shapes are tested here)."""
+    forced = os.environ.get("POLYFW_ISA")
+    if forced:
+        if forced not in ISAS:
+            raise ValueError(f"POLYFW_ISA={forced!r} is not one of {', '.join(ISAS)}")
+        return forced
+    features = llvm.get_host_cpu_features()
+    if features.get("avx512f"):
+        return "avx512"
+    if features.get("avx2"):
+        return "avx2"
+    return "neon" if features.get("neon") else "sse2"
+
+
+def vector_registers() -> int:
+    """Vector registers of the target ISA."""
+    return ISAS[target_isa()][1]
 
 
 @intrinsic
@@ -45,8 +70,8 @@ _BETTER = {"min": "<", "max": ">"}
 
 
 def vector_width(itemsize: int) -> int:
-    """Elements per vector register."""
-    return VECTOR_BYTES // itemsize
+    """Elements per vector register of the target ISA."""
+    return ISAS[target_isa()][0] // itemsize
 
 
 def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add"):

@@ -1,4 +1,8 @@
 """The LLVM intrinsics the CPU kernels are built from, one test each."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numba import njit
@@ -48,3 +52,39 @@ def test_prefetch_changes_nothing():
     a = np.arange(12.0).reshape(3, 4)
     touch(a)
     assert np.array_equal(a, np.arange(12.0).reshape(3, 4))
+
+
+FORCED_ISA = """
+import numpy as np, schedules
+from codegen import floyd_warshall_nest, generate
+from codegen.intrinsics import target_isa, vector_registers, vector_width
+from codegen.kernels import KernelOptions
+from tiling.graphs import polybench_matrix
+for dtype in ("float32", "int32", "float64"):
+    for family, params in (("classic", {"tile": 16}), ("generalized", {"tile": 16, "kappa": 2})):
+        matrix = polybench_matrix(45).astype(dtype)
+        expected = matrix.copy()
+        floyd_warshall_nest(expected)
+        generate(schedules.build(family, 45, **params), dtype=dtype)(matrix)
+        assert (matrix == expected).all(), (dtype, family)
+print(target_isa(), vector_width(4), vector_registers(), *KernelOptions("float32").register_block)
+"""
+
+
+@pytest.mark.parametrize("isa, shape", [("avx2", "avx2 8 16 4 16"), ("sse2", "sse2 4 16 4 8")])
+def test_a_narrower_isa_shapes_the_kernels_and_stays_exact(isa, shape):
+    # AVX2 and SSE2 code runs on a wider machine: POLYFW_ISA picks the shapes it would get there
+    done = subprocess.run([sys.executable, "-c", FORCED_ISA], capture_output=True, text=True,
+                          env={**os.environ, "POLYFW_ISA": isa})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-5:] == shape.split()
+
+
+def test_a_register_block_that_does_not_fit_is_refused():
+    from codegen.intrinsics import vector_registers
+    from codegen.kernels import KernelOptions
+
+    rows = vector_registers() // 2  # rows x 4 vectors + 4 + 1 > registers
+    width = vector_width(4)
+    with pytest.raises(ValueError, match=rf"needs {rows * 4 + 5} vector registers \({rows} x 4 accumulators"):
+        KernelOptions("float32", register_block=(rows, 4 * width))

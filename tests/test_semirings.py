@@ -38,7 +38,9 @@ def test_shipped_semirings_and_their_identities():
 @pytest.mark.parametrize("name", SELECTIVE)
 def test_every_family_is_exact_for_every_semiring(name, family, params, target):
     schedule = schedules.build(family, 37, **params)
-    for dtype in SEMIRINGS[name].dtypes:
+    # every dtype of min-plus (the other tests compile them anyway); one or two of each other
+    # semiring's, so the suite compiles few new kernel modules
+    for dtype in {"max-min": ("float32", "int32"), "min-max": ("float64",)}.get(name, SEMIRINGS[name].dtypes):
         matrix = random_matrix(name, dtype, 37, seed=len(family) + len(name))
         expected = matrix.copy()
         floyd_warshall_nest(expected, name)

@@ -40,9 +40,9 @@ def target_isa() -> str:
     return "neon" if features.get("neon") else "sse2"
 
 
-def vector_registers() -> int:
-    """Vector registers of the target ISA."""
-    return ISAS[target_isa()][1]
+def vector_registers(isa: str | None = None) -> int:
+    """Vector registers of `isa` (default: the target ISA)."""
+    return ISAS[isa or target_isa()][1]
 
 
 @intrinsic
@@ -69,12 +69,13 @@ def prefetch(typingctx, array, i, j):
 _BETTER = {"min": "<", "max": ">"}
 
 
-def vector_width(itemsize: int) -> int:
-    """Elements per vector register of the target ISA."""
-    return ISAS[target_isa()][0] // itemsize
+def vector_width(itemsize: int, isa: str | None = None) -> int:
+    """Elements per vector register of `isa` (default: the target ISA)."""
+    return ISAS[isa or target_isa()][0] // itemsize
 
 
-def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add"):
+def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add", unroll: int = 1,
+                   isa: str | None = None):
     """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
@@ -84,6 +85,9 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
     int32 sums wrap at 32 bits like the cast-back sums of the other kernels
     (the INF sentinel keeps 2 INF below 2^31). Float comparisons are
     ordered, the selects vminps/vmaxps implement; uint8 compares unsigned.
+    `unroll` k steps share one loop iteration (the rest run one a trip).
+    `isa` (default: the target's) sets the vector width: narrower ISAs' blocks
+    run on a wider machine, which is how their shapes are tested here.
     """
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
@@ -103,7 +107,7 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
                 return builder.fadd(x, y) if floating else builder.add(x, y)
             return pick(builder, _BETTER[times], x, y)
 
-        width = vector_width(context.get_abi_sizeof(element))
+        width = vector_width(context.get_abi_sizeof(element), isa)
         vector = ir.VectorType(element, width)
         array = context.make_array(array_type)(context, builder, args[0])
         i0, j0, k0, depth = args[1:]
@@ -126,8 +130,8 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
                 builder.store(load(block_pointers[m][v]), accumulators[m][v])
         undefined = ir.Constant(vector, ir.Undefined)
         lanes_from_first = ir.Constant(ir.VectorType(_I32, width), [0] * width)
-        with cgutils.for_range(builder, depth) as loop:
-            k = builder.add(k0, loop.index)
+
+        def step(k):
             row_k = [load(pointer(k, builder.add(j0, _I64(v * width)), vector)) for v in range(vectors)]
             for m in range(rows):
                 scalar = load(pointer(builder.add(i0, _I64(m)), k, element))
@@ -137,6 +141,14 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
                     current = builder.load(accumulators[m][v])
                     through_k = combine(builder, broadcast, row_k[v])
                     builder.store(pick(builder, _BETTER[plus], through_k, current), accumulators[m][v])
+
+        unrolled = builder.udiv(depth, _I64(unroll))
+        with cgutils.for_range(builder, unrolled) as loop:
+            first = builder.add(k0, builder.mul(loop.index, _I64(unroll)))
+            for u in range(unroll):
+                step(builder.add(first, _I64(u)))
+        with cgutils.for_range(builder, builder.sub(depth, builder.mul(unrolled, _I64(unroll)))) as loop:
+            step(builder.add(k0, builder.add(builder.mul(unrolled, _I64(unroll)), loop.index)))
         for m in range(rows):
             for v in range(vectors):
                 builder.store(builder.load(accumulators[m][v]), block_pointers[m][v], align=item_bytes.constant)

@@ -18,6 +18,13 @@ def _cmd_deps(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_info(args: argparse.Namespace) -> int:
+    from .info import machine_report
+
+    print(machine_report(measure=args.measure))
+    return 0
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     from tiling.graphs import read_graph
 
@@ -254,6 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     deps = commands.add_parser("deps", help="print the exact and relaxed dependence models")
     deps.add_argument("--n", type=int, default=None, help="concrete problem size (default: parametric n)")
     deps.set_defaults(run=_cmd_deps)
+
+    info = commands.add_parser("info", help="the CPU, its ISA and vector width, and the register blocks chosen on it")
+    info.add_argument("--measure", action="store_true", help="measure the blocks not measured yet on this CPU")
+    info.set_defaults(run=_cmd_info)
 
     solve = commands.add_parser("solve", help="all-pairs shortest paths of a graph file")
     solve.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file")

@@ -3,6 +3,9 @@ import os
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+# the ISA's fixed register block: the suite runs the same kernels on every machine (the measured choice
+# has tests of its own, in test_register_blocks.py)
+os.environ.setdefault("POLYFW_REGISTER_BLOCK", "default")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

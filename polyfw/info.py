@@ -1,0 +1,47 @@
+"""`polyfw info`: the CPU the kernels are shaped for and the register blocks chosen on it."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from codegen.intrinsics import vector_width
+from codegen.register_blocks import (BlockChoice, cached_choices, choose_register_block, cpu_description, cpu_key,
+                                     override)
+from tiling.code_cache import cache_dir
+
+DTYPES = ("float32", "int32", "float64")
+
+
+def _choice(dtype: str, measure: bool) -> BlockChoice | None:
+    chosen = override(dtype)
+    if chosen is not None:
+        return chosen
+    if measure:
+        return choose_register_block(dtype)
+    cached = cached_choices().get(f"{dtype}/min-plus")
+    return None if cached is None else BlockChoice(**{**cached, "source": "cached"})
+
+
+def machine_report(measure: bool = False, dtypes: tuple[str, ...] = DTYPES) -> str:
+    """CPU, ISA, vector width and registers; per dtype the min-plus register block and its measured
+    rate (one thread, and times the threads: the kernels' own ceiling on this machine)."""
+    cpu = cpu_description()
+    threads = numba.get_num_threads()
+    lines = [f"CPU: {cpu['model']} (LLVM: {cpu['llvm_cpu']}), {cpu['cores']} cores, {threads} Numba threads",
+             f"ISA: {cpu['isa']}, {cpu['vector_bytes']}-byte vectors, {cpu['vector_registers']} vector registers",
+             f"register blocks cached in {cache_dir() / 'register_blocks.json'} under {cpu_key()}"]
+    for dtype in dtypes:
+        lanes = vector_width(np.dtype(dtype).itemsize)
+        choice = _choice(dtype, measure)
+        if choice is None:
+            lines.append(f"  {dtype:8s} {lanes:3d} lanes  block not measured yet (the first kernel compile, or "
+                         f"`polyfw info --measure`, measures it)")
+            continue
+        line = (f"  {dtype:8s} {lanes:3d} lanes  block {choice.rows} x {choice.vectors} vectors "
+                f"({choice.rows} x {choice.vectors * lanes}), k unrolled {choice.unroll}x, {choice.source}")
+        if choice.rates:
+            best = max(choice.rates.values())
+            line += (f"; {best / 1e9:.1f} G relaxations/s on one thread ({best * threads / 1e9:.1f} G on "
+                     f"{threads}), best of {len(choice.rates)} candidates")
+        lines.append(line)
+    return "\n".join(lines)

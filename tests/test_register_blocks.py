@@ -1,0 +1,153 @@
+"""Register blocks: every shape that fits each ISA is exact, the measured choice is cached per CPU
+and can be overridden, the kernels' k loop does not spill, and `polyfw info` shows the choice."""
+import numpy as np
+import pytest
+from numba import njit
+
+import schedules
+from codegen import floyd_warshall_nest, generate
+from codegen.assembly import hot_loop, spill_report, stack_accesses
+from codegen.intrinsics import ISAS, semiring_block, target_isa, vector_width
+from codegen.kernels import KernelOptions
+from codegen import register_blocks
+from codegen.register_blocks import BlockChoice, choose_register_block, fitting_shapes, search_shapes
+from tiling.graphs import polybench_matrix
+
+
+def _block_reference(a, rows, columns, i0, j0, k0, depth):
+    expected = a.copy()
+    c = expected[i0:i0 + rows, j0:j0 + columns]
+    for k in range(k0, k0 + depth):
+        np.minimum(c, expected[i0:i0 + rows, k:k + 1] + expected[k:k + 1, j0:j0 + columns], out=c)
+    return expected
+
+
+@pytest.mark.parametrize("isa, dtype", [("avx512", "float32"), ("avx512", "int32"), ("avx512", "float64"),
+                                        ("avx2", "float32"), ("avx2", "int32"), ("sse2", "float32")])
+def test_every_shape_that_fits_the_isa_is_exact(isa, dtype):
+    # narrower ISAs' vectors run on this machine too (LLVM splits wider ones it lacks)
+    if ISAS[isa][0] > ISAS[target_isa()][0]:
+        pytest.skip(f"{isa} vectors are wider than this machine's {target_isa()}")
+    rng = np.random.default_rng(7)
+    for rows, vectors in fitting_shapes(isa):
+        columns = vectors * vector_width(np.dtype(dtype).itemsize, isa)
+        unroll = 2 if (rows + vectors) % 2 else 1  # half the shapes with k unrolled, over an odd depth
+        block = semiring_block(rows, vectors, unroll=unroll, isa=isa)
+
+        @njit
+        def run(a, i0, j0, k0, depth):
+            block(a, np.uint64(i0), np.uint64(j0), np.uint64(k0), np.uint64(depth))
+
+        k0, depth, i0, j0 = 1, 7, 9, 10  # C apart from the rows and columns k, as in DD
+        a = rng.integers(-20, 500, size=(i0 + rows + 2, j0 + columns + 3)).astype(dtype)
+        expected = _block_reference(a, rows, columns, i0, j0, k0, depth)
+        run(a, i0, j0, k0, depth)
+        assert np.array_equal(a, expected), (rows, vectors, unroll)
+
+
+def test_fitting_shapes_follow_the_register_file():
+    # accumulators + a row of B + the broadcast: 8 x 2 fits 32 registers and not 16, 4 x 2 both
+    assert len(fitting_shapes("avx512")) == 45
+    assert (8, 2) in fitting_shapes("avx512") and (8, 2) not in fitting_shapes("avx2")
+    assert (4, 2) in fitting_shapes("avx2") and (14, 1) in fitting_shapes("avx2") and (15, 1) not in fitting_shapes("avx2")
+    # the search skips blocks that leave most registers idle
+    assert (1, 1) not in search_shapes("avx512") and (13, 2) in search_shapes("avx512")
+
+
+@pytest.fixture
+def empty_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYFW_CACHE", str(tmp_path))
+    monkeypatch.delenv("POLYFW_REGISTER_BLOCK", raising=False)
+    return tmp_path
+
+
+def test_the_block_is_measured_once_per_cpu_then_cached(empty_cache, monkeypatch):
+    monkeypatch.setattr(register_blocks, "search_shapes", lambda isa=None: [(4, 1), (8, 2)])
+    measured = choose_register_block("int32")
+    assert measured.source == "measured" and (measured.rows, measured.vectors) in [(4, 1), (8, 2)]
+    # both shapes plain, and the leaders unrolled: every candidate has a positive rate
+    assert {"4x1", "8x2", "4x1u2", "8x2u2"} <= set(measured.rates) and min(measured.rates.values()) > 0
+    monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: pytest.fail("searched twice"))
+    cached = choose_register_block("int32")
+    assert cached.source == "cached" and (cached.rows, cached.vectors, cached.unroll) == (
+        measured.rows, measured.vectors, measured.unroll)
+    assert (empty_cache / "register_blocks.json").read_text().count(register_blocks.cpu_key()) == 1
+    options = KernelOptions("int32")
+    assert options.register_block == (measured.rows, measured.vectors * vector_width(4))
+    assert options.unroll == measured.unroll
+
+
+def test_the_override_wins_and_names_a_bad_value(empty_cache, monkeypatch):
+    monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: BlockChoice(3, 1, source="measured"))
+    monkeypatch.setenv("POLYFW_REGISTER_BLOCK", "int32:6x3")
+    assert choose_register_block("int32") == BlockChoice(6, 3, source="override")
+    assert choose_register_block("float32").source == "measured"  # not named: searched
+    monkeypatch.setenv("POLYFW_REGISTER_BLOCK", "default")
+    assert choose_register_block("float32").source == "default"
+    monkeypatch.setenv("POLYFW_REGISTER_BLOCK", "6by3")
+    with pytest.raises(ValueError, match="POLYFW_REGISTER_BLOCK: '6by3' is not a shape ROWSxVECTORS"):
+        choose_register_block("int32")
+
+
+@pytest.mark.parametrize("dtype, shape, unroll", [("int32", (6, 3), 1), ("float32", (5, 4), 2)])
+def test_kernels_with_edge_blocks_stay_exact(dtype, shape, unroll):
+    # blocks that divide no tile: one-row blocks below, fewer vectors right, the nest's order for the
+    # last columns short of a vector
+    rows, vectors = shape
+    block = (rows, vectors * vector_width(np.dtype(dtype).itemsize))
+    for n, tile in ((45, 16), (200, 40), (300, 128)):
+        matrix = polybench_matrix(n).astype(dtype)
+        expected = matrix.copy()
+        floyd_warshall_nest(expected)
+        schedule = schedules.build("generalized", n, tile=tile, kappa=2)
+        from codegen.cpu import generate_cpu
+        generate_cpu(schedule, KernelOptions(dtype, register_block=block, unroll=unroll))(matrix)
+        assert np.array_equal(matrix, expected), (n, tile)
+
+
+def test_the_k_loop_keeps_its_block_in_registers():
+    instructions, min_max, spills = spill_report(KernelOptions("int32", register_block=(8, 2 * vector_width(4))))
+    assert min_max == 16 and spills == 0 and instructions > min_max
+
+
+def test_a_block_too_large_for_the_registers_is_seen_spilling():
+    rows = ISAS[target_isa()][1] // 2  # rows x 4 vectors: more accumulators than registers
+    block = semiring_block(rows, 4)
+
+    @njit
+    def run(a, depth):
+        block(a, np.uint64(0), np.uint64(0), np.uint64(0), depth)
+
+    a = np.zeros((rows + 4, 4 * vector_width(4) + 4), dtype=np.float32)
+    run(a, np.uint64(2))
+    loop = hot_loop(next(iter(run.inspect_asm().values())))
+    assert stack_accesses(loop) > 0
+
+
+def test_hot_loop_picks_the_innermost_loop_with_most_minima():
+    assembly = """f:
+.LBB0_1:
+\tvminps\t%zmm1, %zmm2, %zmm2
+.LBB0_2:
+\tvminps\t%zmm1, %zmm2, %zmm2
+\tvmovups\t%zmm3, 64(%rsp)
+\tvminps\t(%rax), %zmm2, %zmm2
+\tjne\t.LBB0_2
+\tjmp\t.LBB0_1
+"""
+    loop = hot_loop(assembly)
+    assert loop[0] == ".LBB0_2:" and loop[-1].strip().startswith("jne") and stack_accesses(loop) == 1
+
+
+def test_info_shows_the_cpu_and_the_blocks(empty_cache, monkeypatch, capsys):
+    from polyfw.cli import main
+
+    monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: BlockChoice(
+        6, 3, 2, "measured", {"6x3u2": 5.0e10, "8x2": 4.0e10}))
+    assert main(["info"]) == 0
+    before = capsys.readouterr().out
+    assert f"ISA: {target_isa()}" in before and "not measured yet" in before
+    assert main(["info", "--measure"]) == 0
+    after = capsys.readouterr().out
+    assert "int32     16 lanes  block 6 x 3 vectors (6 x 48), k unrolled 2x, measured; 50.0 G" in after \
+        or target_isa() != "avx512"

@@ -10,7 +10,8 @@ drift; the ceiling a schedule is judged against is benchmarks/ceiling.py's
 (a C++ micro-kernel at its best register-block shape for the ISA), measured
 once at the start.
 
---tune writes the fastest configuration per dtype into polyfw/tuning.json.
+--tune writes the fastest configuration per dtype into polyfw/tuning.json, under this CPU
+(solve's schedule='auto' reads the entries of the CPU it runs on first).
 """
 from __future__ import annotations
 
@@ -29,9 +30,12 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall  # noqa: E402
+from codegen.assembly import spill_report  # noqa: E402
 from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
-from polyfw.solve import padded_stride, parse_schedule, resolve_schedule  # noqa: E402
+from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
+from polyfw import solve  # noqa: E402
+from polyfw.solve import auto_configuration, padded_stride, parse_schedule, resolve_schedule  # noqa: E402
 
 from ceiling import measure as measure_ceiling  # noqa: E402  (benchmarks/ceiling.py)
 
@@ -116,6 +120,8 @@ def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dic
     for spec in SCHEDULES:
         compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype)
         contenders[f"polyfw {spec}"] = lambda compiled=compiled: compiled(buffer)
+    # what a user gets: the tuning table's choice for this CPU, conversions included
+    contenders["solve(schedule='auto')"] = lambda: solve(base, dtype=dtype)
     seconds: dict[str, list[float]] = {name: [] for name in [*contenders, "naive Numba prange"]}
     paired: dict[str, list[float]] = {name: [] for name in seconds}
     ceilings = []
@@ -173,6 +179,14 @@ def main() -> None:
     args = parser.parse_args()
     print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="
           f"{os.environ.get('OMP_WAIT_POLICY')}")
+    cpu = cpu_description()
+    print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}, {cpu['vector_bytes']}-byte vectors, "
+          f"{cpu['vector_registers']} registers")
+    for dtype in args.dtypes:
+        chosen = choose_register_block(dtype)
+        instructions, min_max, spills = spill_report(KernelOptions(dtype=dtype))
+        print(f"{dtype} register block {chosen.label} ({chosen.source}); its k loop: {instructions} instructions, "
+              f"{min_max} min/max, {spills} stack accesses (spills)")
     independent = {} if args.no_independent_ceiling else measure_ceiling(args.dtypes)
     for dtype, found in independent.items():
         rows, vectors = found["best_shape"]
@@ -201,6 +215,10 @@ def main() -> None:
                     if "seconds" in row:
                         row["of_independent"] = row["rate"] / independent[dtype]["best"]
                         print(f"  {row['name']:36s} {row['of_independent']:6.0%} of the independent ceiling")
+            auto = by_name["solve(schedule='auto')"]
+            family, params = auto_configuration(n, dtype)
+            print(f"  solve(schedule='auto') chose {family} {params}: {auto / best['rate']:.0%} of the best schedule's "
+                  f"rate", flush=True)
             ratios = [f"best {best['name']}: {best['rate'] / 1e9:.1f} G/s = {best['of_ceiling']:.0%} of the paired "
                       f"ceiling" + (f", {best['of_independent']:.0%} of the independent one" if dtype in independent
                                     else ""), f"{best['rate'] / by_name['naive Numba prange']:.1f}x naive",
@@ -213,6 +231,7 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.tune:
         table = json.loads(Path("polyfw/tuning.json").read_text())
+        here = table.setdefault("by_cpu", {}).setdefault(cpu_key(), {"model": cpu["model"], "cpu": {}})
         for dtype in args.dtypes:
             entries = []
             for n in args.sizes:
@@ -221,9 +240,9 @@ def main() -> None:
                 family, params = parse_schedule(best["name"].split()[1])
                 entries.append([n, family, params])
             entries[-1][0] = 10**9
-            table["cpu"][dtype] = entries
+            here["cpu"][dtype] = entries
         Path("polyfw/tuning.json").write_text(json.dumps(table, indent=2) + "\n")
-        print("wrote polyfw/tuning.json")
+        print(f"wrote polyfw/tuning.json for {cpu_key()}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
 from codegen import generate
+from codegen.register_blocks import cpu_key
 from codegen.targets import TARGETS
 from schedules.families import FAMILIES, build
 from schedules.schedule import Schedule
@@ -99,15 +101,32 @@ def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
     return family.strip(), params
 
 
+def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
+    """The table's entries for `target` measured on this CPU if it has any (the fastest
+    configuration differs between CPUs), else its entries for any machine."""
+    if target == "cpu":
+        here = table.get("by_cpu", {}).get(cpu_key())
+        if here is not None:
+            return here["cpu"]
+    return table.get(target, {})
+
+
 def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, dict[str, Any]]:
     """The tuning table's configuration for this size, dtype and target."""
-    rows = tuning_table().get(target, {}).get(dtype)
+    rows = machine_tuning(tuning_table(), target).get(dtype) or tuning_table().get(target, {}).get(dtype)
     if not rows:
         return "classic", {"tile": DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])}
     for up_to, family, params in rows:
         if n <= up_to:
             return family, dict(params)
     return rows[-1][1], dict(rows[-1][2])
+
+
+@lru_cache(maxsize=64)
+def _build_once(family: str, n: int, tile: int | None, params: tuple) -> Schedule:
+    """Families build their isl trees afresh (recursive at n = 2642: 1.4 s), and solve asks
+    for the same few again and again; schedules are never changed in place."""
+    return build(family, n, tile, **dict(params))
 
 
 def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str = "cpu",
@@ -130,7 +149,7 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
         params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))
     if family == "recursive":
         params["base"] = tile_size
-    chosen = build(family, n, None if family == "recursive" else tile_size, **params)
+    chosen = _build_once(family, n, None if family == "recursive" else tile_size, tuple(sorted(params.items())))
     if schedule == "auto":
         log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)
     return chosen

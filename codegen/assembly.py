@@ -22,6 +22,7 @@ _MIN_MAX = re.compile(r"^\s+v?p?(min|max)\w*\s")
 #: a memory operand based on the stack pointer (LLVM omits the frame pointer and uses rbp as a
 #: general register, as in the k loop's pointer to B)
 _STACK = re.compile(r"\(%rsp[,)]|\[rsp\b")
+_VECTOR = re.compile(r"%?\b[xyz]mm\d+")
 
 
 def product_assembly(options: KernelOptions) -> str:
@@ -58,12 +59,17 @@ def hot_loop(assembly: str) -> list[str]:
     return lines[start:end + 1]
 
 
-def stack_accesses(lines: list[str]) -> int:
-    """Instructions among `lines` that read or write the stack (spilled registers)."""
-    return sum(bool(_STACK.search(line)) for line in lines if not _LABEL.match(line))
+def stack_accesses(lines: list[str], vectors: bool = True) -> int:
+    """Instructions among `lines` that move a vector register (vectors=True: a spilled accumulator
+    or B row) or a general register (vectors=False: a reloaded pointer or bound, cheap) to or
+    from the stack."""
+    return sum(bool(_STACK.search(line)) and bool(_VECTOR.search(line)) == vectors
+               for line in lines if not _LABEL.match(line))
 
 
-def spill_report(options: KernelOptions) -> tuple[int, int, int]:
-    """(instructions, min/max instructions, stack accesses) of the product kernel's k loop."""
+def spill_report(options: KernelOptions) -> tuple[int, int, int, int]:
+    """(instructions, min/max instructions, vector spills, general-register stack accesses) of the
+    product kernel's k loop."""
     loop = hot_loop(product_assembly(options))
-    return len(loop), sum(bool(_MIN_MAX.match(line)) for line in loop), stack_accesses(loop)
+    return (len(loop), sum(bool(_MIN_MAX.match(line)) for line in loop), stack_accesses(loop),
+            stack_accesses(loop, vectors=False))

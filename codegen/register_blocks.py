@@ -22,6 +22,7 @@ import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -95,6 +96,7 @@ def cpu_description() -> dict[str, object]:
             "vector_bytes": vector_width(1), "vector_registers": vector_registers(), "cores": os.cpu_count()}
 
 
+@cache
 def cpu_key() -> str:
     """The CPU as LLVM compiles for it (name and features) and the ISA the kernels are shaped for."""
     description = cpu_description()

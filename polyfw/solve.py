@@ -214,21 +214,21 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     dtype_name = np.dtype(dtype).name if ring is not MIN_PLUS else resolve_dtype(dtype).name
     if isinstance(graph, (str, os.PathLike)):
         graph = read_graph(graph)  # once: its vertex count first, then its matrix
-    check_memory(vertex_count(graph), dtype_name, predecessors)
+    n = vertex_count(graph)
+    check_memory(n, dtype_name, predecessors)
+    # the kernels take padded rows: the input is written straight into them
+    matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
+    distances = matrix[:, :n]
     if ring is MIN_PLUS:
-        distances = as_dense(graph, dtype=dtype_name, directed=directed, weight=weight)
+        as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances)
     else:
-        distances = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
-    n = distances.shape[0]
+        distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
     chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
     compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
                         **({"predecessors": True} if predecessors else {}))
-    lightest_edge = 0.0
-    if ring is MIN_PLUS:
-        finite = distances[~missing_edges(distances)]
-        lightest_edge = float(finite.min()) if finite.size else 0.0
-    matrix = np.empty((n, padded_stride(n)), dtype=distances.dtype)
-    matrix[:, :n] = distances
+    # int32 sums through INF can fall below INF when edges are negative (_restore_unreachable);
+    # INF is above every weight, so the matrix's minimum is the lightest edge
+    lightest_edge = min(float(distances.min()), 0.0) if ring is MIN_PLUS and dtype_name == "int32" else 0.0
     pred = None
     if predecessors:
         pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)

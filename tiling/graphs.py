@@ -65,7 +65,7 @@ def _check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> N
     """Real weights; no NaN, and no -inf unless it means 'no edge' (minus_inf)."""
     if values.dtype.kind not in "iuf":
         raise GraphInputError(f"{where}: weights must be real numbers, got dtype {values.dtype}")
-    if values.dtype.kind == "f":
+    if values.dtype.kind == "f" and not (values > -np.inf).all():  # one pass: NaN and -inf both fail
         bad = np.flatnonzero(np.isnan(values) | ((values == -np.inf) & (not minus_inf)))
         if bad.size:
             raise GraphInputError(f"{where}: weight {values.flat[bad[0]]} at flat position {bad[0]} is not allowed (NaN or -inf)")
@@ -147,14 +147,17 @@ def _check_int32_range(matrix: np.ndarray, finite: np.ndarray) -> None:
         )
 
 
-def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight") -> np.ndarray:
+def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
+             out: np.ndarray | None = None) -> np.ndarray:
     """The dense distance-problem matrix of any supported input, in the kernel dtype.
 
     Dense arrays: INF (np.inf, or a masked entry) means no edge, every other
     entry is an edge, 0 included. scipy.sparse: explicit entries are edges.
     networkx: edges with their `weight` attribute (1 if missing); an
     undirected networkx graph is undirected whatever `directed` says.
-    directed=False makes every edge usable both ways.
+    directed=False makes every edge usable both ways. out: an n x n array of
+    the dtype to write the matrix into (e.g. the columns of a padded buffer),
+    which saves the caller a copy.
     """
     dtype = resolve_dtype(dtype)
     edges, input_directed = _as_edges_or_dense(graph, weight)
@@ -162,18 +165,33 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight") -
         _check_weights(edges.weight, "edge list")
         matrix = np.full((edges.n, edges.n), np.inf)
         np.minimum.at(matrix, (edges.source, edges.target), edges.weight.astype(np.float64))
+    elif dtype.kind == "f":  # dense to float: one copy, no float64 detour (solve times this)
+        matrix = np.empty(edges.shape, dtype) if out is None else out
+        np.copyto(matrix, edges, casting="unsafe")
+        return _closed_diagonal(matrix, directed and input_directed)
     else:
         matrix = edges.astype(np.float64, copy=True)
-    if not (directed and input_directed):
-        np.minimum(matrix, matrix.T, out=matrix)
-    np.fill_diagonal(matrix, np.minimum(np.diagonal(matrix), 0.0))
-    finite = np.isfinite(matrix)
+    matrix = _closed_diagonal(matrix, directed and input_directed)
     if dtype == np.int32:
+        finite = np.isfinite(matrix)
         _check_int32_range(matrix, finite)
-        out = np.full(matrix.shape, INT32_INF, dtype=np.int32)
-        out[finite] = matrix[finite].astype(np.int32)
-        return out
-    return matrix.astype(dtype)
+        result = np.full(matrix.shape, INT32_INF, dtype=np.int32) if out is None else out
+        result[...] = INT32_INF
+        result[finite] = matrix[finite].astype(np.int32)
+        return result
+    if out is None:
+        return matrix.astype(dtype)
+    np.copyto(out, matrix, casting="unsafe")
+    return out
+
+
+def _closed_diagonal(matrix: np.ndarray, directed: bool) -> np.ndarray:
+    """Both directions of every edge unless directed, and no positive self-loop (a vertex is 0
+    from itself), in place."""
+    if not directed:
+        np.minimum(matrix, matrix.T, out=matrix)
+    np.fill_diagonal(matrix, np.minimum(np.diagonal(matrix), 0))
+    return matrix
 
 
 def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weight: str = "weight") -> np.ndarray:

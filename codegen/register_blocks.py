@@ -117,6 +117,12 @@ def cached_choices() -> dict[str, dict]:
     return json.loads(path.read_text()).get(cpu_key(), {})
 
 
+def cached_choice(dtype: str, ring: str = "min-plus") -> BlockChoice | None:
+    """This CPU's earlier measured choice for `dtype` and `ring`, or None."""
+    cached = cached_choices().get(f"{dtype}/{semiring(ring).name}")
+    return None if cached is None else BlockChoice(**{**cached, "source": "cached"})
+
+
 def _store(key: str, choice: BlockChoice) -> None:
     path = _choices_path()
     every = json.loads(path.read_text()) if path.exists() else {}
@@ -221,10 +227,9 @@ def choose_register_block(dtype: str, ring: str = "min-plus") -> BlockChoice:
     chosen = override(dtype)
     if chosen is not None:
         return chosen
-    key = f"{dtype}/{semiring(ring).name}"
-    cached = cached_choices().get(key)
+    cached = cached_choice(dtype, ring)
     if cached is not None:
-        return BlockChoice(**{**cached, "source": "cached"})
+        return cached
     chosen = search(dtype, ring)
-    _store(key, chosen)
+    _store(f"{dtype}/{semiring(ring).name}", chosen)
     return chosen

@@ -5,7 +5,7 @@ import numba
 import numpy as np
 
 from codegen.intrinsics import vector_width
-from codegen.register_blocks import (BlockChoice, cached_choices, choose_register_block, cpu_description, cpu_key,
+from codegen.register_blocks import (BlockChoice, cached_choice, choose_register_block, cpu_description, cpu_key,
                                      override)
 from tiling.code_cache import cache_dir
 
@@ -18,8 +18,7 @@ def _choice(dtype: str, measure: bool) -> BlockChoice | None:
         return chosen
     if measure:
         return choose_register_block(dtype)
-    cached = cached_choices().get(f"{dtype}/min-plus")
-    return None if cached is None else BlockChoice(**{**cached, "source": "cached"})
+    return cached_choice(dtype)
 
 
 def machine_report(measure: bool = False, dtypes: tuple[str, ...] = DTYPES) -> str:

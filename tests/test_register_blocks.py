@@ -5,8 +5,9 @@ import pytest
 from numba import njit
 
 import schedules
-from codegen import floyd_warshall_nest, generate
+from codegen import floyd_warshall_nest
 from codegen.assembly import hot_loop, spill_report, stack_accesses
+from codegen.cpu import generate_cpu
 from codegen.intrinsics import ISAS, semiring_block, target_isa, vector_width
 from codegen.kernels import KernelOptions
 from codegen import register_blocks
@@ -100,7 +101,6 @@ def test_kernels_with_edge_blocks_stay_exact(dtype, shape, unroll):
         expected = matrix.copy()
         floyd_warshall_nest(expected)
         schedule = schedules.build("generalized", n, tile=tile, kappa=2)
-        from codegen.cpu import generate_cpu
         generate_cpu(schedule, KernelOptions(dtype, register_block=block, unroll=unroll))(matrix)
         assert np.array_equal(matrix, expected), (n, tile)
 

@@ -12,7 +12,9 @@ import os
 from functools import cache
 
 import llvmlite.binding as llvm
+import numpy as np
 from llvmlite import ir
+from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
@@ -45,24 +47,54 @@ def vector_registers(isa: str | None = None) -> int:
     return ISAS[isa or target_isa()][1]
 
 
-@intrinsic
-def prefetch(typingctx, array, i, j):
-    """Ask for the cache line of array[i, j] (for writing, kept in every cache level).
+def _prefetch(locality: int):
+    """An intrinsic prefetch(array, i, j) asking for array[i, j]'s line for writing, `locality`
+    3 = into L1 (kept in every level), 2 = into L2."""
+    @intrinsic
+    def prefetch(typingctx, array, i, j):
+        def codegen(context, builder, signature, args):
+            array_type = signature.args[0]
+            array_value = context.make_array(array_type)(context, builder, args[0])
+            pointer = cgutils.get_item_pointer(context, builder, array_type, array_value, [args[1], args[2]])
+            function = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [_I8_POINTER, _I32, _I32, _I32]),
+                "llvm.prefetch.p0")
+            # (address, write, locality, data cache)
+            builder.call(function, [builder.bitcast(pointer, _I8_POINTER), _I32(1), _I32(locality), _I32(1)])
+            return context.get_dummy_value()
 
-    The DD kernel issues it for the next register block's rows, whose lines
-    come from L3 and which no hardware prefetcher guesses (rows are a stride apart).
-    """
-    def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        array_value = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, array_value, [args[1], args[2]])
-        function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [_I8_POINTER, _I32, _I32, _I32]), "llvm.prefetch.p0")
-        # (address, write, locality 3 = keep in all levels, data cache)
-        builder.call(function, [builder.bitcast(pointer, _I8_POINTER), _I32(1), _I32(3), _I32(1)])
-        return context.get_dummy_value()
+        return types.void(array, i, j), codegen
 
-    return types.void(array, i, j), codegen
+    return prefetch
+
+
+#: array[i, j]'s line into L1 (the next register block's C; B rows of the next strip)
+prefetch = _prefetch(3)
+#: array[i, j]'s line into L2 (C further ahead: into L1 it would push B's strip out)
+prefetch_l2 = _prefetch(2)
+
+
+def _ahead(fetch):
+    @njit(inline="always")
+    def ahead_of(a, i, j, i0, i_full, j_full, rows, columns, ahead, line):
+        """Fetch the C lines of the register block `ahead` blocks after (i, j) in the product's
+        order (down a column strip of rows i0..i_full-1, then the next strips; 0: none).
+        Every argument is uint64."""
+        i_next, j_next = i + ahead * rows, j
+        while i_next >= i_full and j_next < j_full:
+            i_next, j_next = i0 + (i_next - i_full), j_next + columns
+        if ahead > 0 and j_next < j_full:
+            for m in range(rows):
+                for q in range(np.uint64(0), columns, line):
+                    fetch(a, i_next + m, j_next + q)
+
+    return ahead_of
+
+
+#: C lines come from L3 or memory, and no hardware prefetcher guesses rows a stride apart: the
+#: product asks for them a few blocks early into L2 and one block early into L1 (earlier into L1
+#: they would push out B's strip)
+prefetch_ahead, prefetch_ahead_l2 = _ahead(prefetch), _ahead(prefetch_l2)
 
 
 #: the comparison that keeps the better operand of min and max

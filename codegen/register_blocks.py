@@ -5,10 +5,11 @@ pipes, how its register file is renamed), not only on the ISA: on one
 AVX-512 part 5 x 4 vectors won for float32 and 6 x 3 for int32, on an AVX2
 part 3 x 4 and 2 x 6. So the first time a dtype's kernels are compiled on a
 CPU, polyfw times its own register block (codegen.intrinsics.semiring_block)
-over the shapes that fit the register file, on a 128^3 tile-layer run as
-the product kernel runs it (edges included), with k unrolled 1 and 2 times for the best few, and
-keeps the fastest. The choice is cached under tiling.code_cache.cache_dir(),
-keyed by the CPU, next to the compiled code.
+over the shapes that fit the register file, on a C larger than L2 updated by
+128-deep products as the product kernel runs them (edges included), with k
+unrolled 1 and 2 times for the best few, then the winner's prefetch distances,
+and keeps the fastest. The choice is
+cached under tiling.code_cache.cache_dir(), keyed by the CPU, next to the compiled code.
 
 POLYFW_REGISTER_BLOCK overrides the search: 'default' (the ISA's fixed
 default_register_block), a shape 'RxV' (rows x vectors) for every dtype, or
@@ -21,7 +22,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -32,13 +33,22 @@ from numba import njit
 from tiling.code_cache import cache_dir
 from tiling.semirings import semiring
 
-from .intrinsics import semiring_block, target_isa, vector_registers, vector_width
+from .intrinsics import prefetch_ahead, prefetch_ahead_l2, semiring_block, target_isa, vector_registers, vector_width
 
 #: rows and vectors of a register block are at most these
 MAX_ROWS, MAX_VECTORS = 16, 4
+#: (into L1, into L2): register blocks ahead whose C lines the product kernel prefetches, when
+#: nothing is measured, and the pairs the search tries
+PREFETCH = (1, 0)
+PREFETCH_CANDIDATES = ((0, 0), (1, 0), (1, 2), (1, 4), (1, 8), (2, 8))
 #: depth of the measured tile-layer (k), and the rows and columns of C it updates (the tile size
 #: the tuning table picks most)
 _DEPTH, _EDGE = 128, 128
+#: what the search measures (its knobs); cached choices of another version are searched again
+SEARCH_VERSION = 4
+#: tiles a side of the C the blocks are measured on: 8 x 8 tiles of 128 x 128 are 4-8 MB, beyond
+#: L2 as a DD stage's C is
+_TILES = 8
 
 
 @dataclass(frozen=True)
@@ -48,14 +58,17 @@ class BlockChoice:
     rows: int
     vectors: int
     unroll: int = 1
+    #: register blocks ahead whose C lines are prefetched (into L1, into L2)
+    prefetch: tuple[int, int] = PREFETCH
     #: 'measured' (this run), 'cached' (an earlier run on this CPU), 'override' or 'default'
     source: str = "default"
     #: relaxations/s on one thread by 'RxV' or 'RxVuU' (measured choices only)
-    rates: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, float] = field(default_factory=dict, hash=False)
 
     @property
     def label(self) -> str:
-        return f"{self.rows}x{self.vectors}" + (f"u{self.unroll}" if self.unroll > 1 else "")
+        return (f"{self.rows}x{self.vectors}" + (f"u{self.unroll}" if self.unroll > 1 else "")
+                + (f"p{self.prefetch[0]}.{self.prefetch[1]}" if tuple(self.prefetch) != PREFETCH else ""))
 
 
 def registers_needed(rows: int, vectors: int) -> int:
@@ -109,23 +122,27 @@ def _choices_path() -> Path:
     return cache_dir() / "register_blocks.json"
 
 
+def _every_choice() -> dict[str, dict]:
+    """The cache file's choices by CPU; a file written by a search that tried other knobs counts as none."""
+    path = _choices_path()
+    every = json.loads(path.read_text()) if path.exists() else {}
+    return every if every.get("search") == SEARCH_VERSION else {"search": SEARCH_VERSION}
+
+
 def cached_choices() -> dict[str, dict]:
     """This CPU's measured choices by 'dtype/semiring' (empty if none yet)."""
-    path = _choices_path()
-    if not path.exists():
-        return {}
-    return json.loads(path.read_text()).get(cpu_key(), {})
+    return _every_choice().get(cpu_key(), {})
 
 
 def cached_choice(dtype: str, ring: str = "min-plus") -> BlockChoice | None:
     """This CPU's earlier measured choice for `dtype` and `ring`, or None."""
     cached = cached_choices().get(f"{dtype}/{semiring(ring).name}")
-    return None if cached is None else BlockChoice(**{**cached, "source": "cached"})
+    return None if cached is None else BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"])})
 
 
 def _store(key: str, choice: BlockChoice) -> None:
     path = _choices_path()
-    every = json.loads(path.read_text()) if path.exists() else {}
+    every = _every_choice()
     every.setdefault(cpu_key(), {})[key] = asdict(choice)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(every, indent=1, sort_keys=True))
@@ -154,10 +171,16 @@ def override(dtype: str) -> BlockChoice | None:
     return None
 
 
-def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 1):
-    """A function timing one 128^3 tile-layer as relax_product runs it with this block (full
-    blocks, then one-row and narrower blocks on the edges; B's strip in L1, A and C in L2);
-    it returns relaxations/s."""
+def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 1,
+                  prefetch: tuple[int, int] = PREFETCH):
+    """A function timing register blocks as relax_product runs them, returning relaxations/s.
+
+    C is 8 x 8 tiles of 128 x 128, larger than L2 as a DD stage's C is (on
+    an L2-resident tile most shapes tie, and some that tie there lose a
+    quarter beyond it), each tile updated by one 128-deep product: full
+    blocks down column strips, C prefetched as `prefetch` says, then one-row
+    and narrower blocks on the edges.
+    """
     ring_ = semiring(ring)
     width = vector_width(np.dtype(dtype).itemsize)
     columns = vectors * width
@@ -168,50 +191,60 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
     # blocks of `left` vectors (a dummy 1 x 1 where none is needed)
     edge_block = semiring_block(rows, max(left, 1), ring_.plus, ring_.times)
     corner_block = semiring_block(1, max(left, 1), ring_.plus, ring_.times)
-    start = _DEPTH
+    start, line = _DEPTH, 64 // np.dtype(dtype).itemsize
+    near, far = prefetch
 
     @njit
-    def sweep(a, passes):
-        depth, zero = np.uint64(_DEPTH), np.uint64(0)
-        for _ in range(passes):
-            for j in range(start, start + full_columns, columns):
-                for i in range(start, start + full_rows, rows):
-                    block(a, np.uint64(i), np.uint64(j), zero, depth)
-                for i in range(start + full_rows, start + _EDGE):
-                    row_block(a, np.uint64(i), np.uint64(j), zero, depth)
-            if left:
-                j = start + full_columns
-                for i in range(start, start + full_rows, rows):
-                    edge_block(a, np.uint64(i), np.uint64(j), zero, depth)
-                for i in range(start + full_rows, start + _EDGE):
-                    corner_block(a, np.uint64(i), np.uint64(j), zero, depth)
+    def sweep(a):
+        depth, zero, r, c = np.uint64(_DEPTH), np.uint64(0), np.uint64(rows), np.uint64(columns)
+        for tile_i in range(_TILES):
+            for tile_j in range(_TILES):
+                i0, j0 = np.uint64(start + tile_i * _EDGE), np.uint64(start + tile_j * _EDGE)
+                i_full, j_full = i0 + np.uint64(full_rows), j0 + np.uint64(full_columns)
+                for j in range(j0, j_full, c):
+                    for i in range(i0, i_full, r):
+                        prefetch_ahead(a, i, j, i0, i_full, j_full, r, c, np.uint64(near), np.uint64(line))
+                        prefetch_ahead_l2(a, i, j, i0, i_full, j_full, r, c, np.uint64(far), np.uint64(line))
+                        block(a, i, j, zero, depth)
+                    for i in range(i_full, i0 + np.uint64(_EDGE)):
+                        row_block(a, i, j, zero, depth)
+                if left:
+                    for i in range(i0, i_full, r):
+                        edge_block(a, i, j_full, zero, depth)
+                    for i in range(i_full, i0 + np.uint64(_EDGE)):
+                        corner_block(a, i, j_full, zero, depth)
 
-    a = np.ones((start + _EDGE, start + max(_EDGE, columns) + 16), dtype=dtype)
-    sweep(a, 1)
-    work = _EDGE * _EDGE * _DEPTH
+    span = _TILES * _EDGE
+    a = np.ones((start + span, start + max(span, columns) + 16), dtype=dtype)
+    sweep(a)
 
-    def sample(seconds: float = 0.01) -> float:
-        passes = max(1, int(seconds * 2e10 / work))
+    def sample(passes: int = 2) -> float:
         started = time.perf_counter()
-        sweep(a, passes)
-        return passes * work / (time.perf_counter() - started)
+        for _ in range(passes):
+            sweep(a)
+        return passes * span * span * _DEPTH / (time.perf_counter() - started)
 
     return sample
 
 
 def search(dtype: str, ring: str = "min-plus", shapes: list[tuple[int, int]] | None = None,
-           unrolls: tuple[int, ...] = (1, 2), rounds: int = 3, finalists: int = 3) -> BlockChoice:
+           unrolls: tuple[int, ...] = (1, 2), rounds: int = 5, finalists: int = 3,
+           prefetches: tuple[tuple[int, int], ...] = PREFETCH_CANDIDATES) -> BlockChoice:
     """Time every shape (k not unrolled) in `rounds` interleaved rounds, then the best `finalists`
-    unrolled too; the fastest sample of each candidate judges it (the host is shared: slow samples
-    are other tenants)."""
-    samplers = {(r, v, 1): measure_block(dtype, ring, r, v) for r, v in (shapes or search_shapes())}
+    unrolled too, then the winner with every pair of prefetch distances; the fastest sample of
+    each candidate judges it (the host is shared: slow samples are other tenants)."""
+    samplers = {BlockChoice(r, v): measure_block(dtype, ring, r, v) for r, v in (shapes or search_shapes())}
     rates = _best_of_rounds(samplers, rounds)
     leaders = sorted(rates, key=rates.get, reverse=True)[:finalists]
-    more = {(r, v, u): measure_block(dtype, ring, r, v, u) for r, v, _ in leaders for u in unrolls if u > 1}
-    rates |= _best_of_rounds(more | {key: samplers[key] for key in leaders}, rounds)
-    rows, vectors, unroll = max(rates, key=rates.get)
-    labels = {BlockChoice(r, v, u).label: rate for (r, v, u), rate in rates.items()}
-    return BlockChoice(rows, vectors, unroll, "measured", labels)
+    more = {replace(choice, unroll=u): None for choice in leaders for u in unrolls if u > 1}
+    more = {choice: measure_block(dtype, ring, choice.rows, choice.vectors, choice.unroll) for choice in more}
+    rates |= _best_of_rounds(more | {choice: samplers[choice] for choice in leaders}, rounds)
+    best = max(rates, key=rates.get)
+    distances = {replace(best, prefetch=pair): measure_block(dtype, ring, best.rows, best.vectors, best.unroll, pair)
+                 for pair in prefetches}
+    rates |= _best_of_rounds(distances | {best: samplers.get(best) or more[best]}, rounds)
+    best = max(rates, key=rates.get)
+    return replace(best, source="measured", rates={choice.label: rate for choice, rate in rates.items()})
 
 
 def _best_of_rounds(samplers: dict, rounds: int) -> dict:

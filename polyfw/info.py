@@ -37,7 +37,9 @@ def machine_report(measure: bool = False, dtypes: tuple[str, ...] = DTYPES) -> s
                          f"`polyfw info --measure`, measures it)")
             continue
         line = (f"  {dtype:8s} {lanes:3d} lanes  block {choice.rows} x {choice.vectors} vectors "
-                f"({choice.rows} x {choice.vectors * lanes}), k unrolled {choice.unroll}x, {choice.source}")
+                f"({choice.rows} x {choice.vectors * lanes}), k unrolled {choice.unroll}x, "
+                f"C prefetched {choice.prefetch[0]} blocks ahead into L1 and {choice.prefetch[1]} into L2, "
+                f"{choice.source}")
         if choice.rates:
             best = max(choice.rates.values())
             line += (f"; {best / 1e9:.1f} G relaxations/s on one thread ({best * threads / 1e9:.1f} G on "

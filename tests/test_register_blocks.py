@@ -66,8 +66,11 @@ def test_the_block_is_measured_once_per_cpu_then_cached(empty_cache, monkeypatch
     monkeypatch.setattr(register_blocks, "search_shapes", lambda isa=None: [(4, 1), (8, 2)])
     measured = choose_register_block("int32")
     assert measured.source == "measured" and (measured.rows, measured.vectors) in [(4, 1), (8, 2)]
-    # both shapes plain, and the leaders unrolled: every candidate has a positive rate
+    # both shapes plain, the leaders unrolled, the winner's prefetch distances on a C beyond L2:
+    # every candidate has a positive rate
     assert {"4x1", "8x2", "4x1u2", "8x2u2"} <= set(measured.rates) and min(measured.rates.values()) > 0
+    winner = BlockChoice(measured.rows, measured.vectors, measured.unroll).label
+    assert {f"{winner}p0.0", winner, f"{winner}p1.8", f"{winner}p2.8"} <= set(measured.rates)
     monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: pytest.fail("searched twice"))
     cached = choose_register_block("int32")
     assert cached.source == "cached" and (cached.rows, cached.vectors, cached.unroll) == (
@@ -75,7 +78,7 @@ def test_the_block_is_measured_once_per_cpu_then_cached(empty_cache, monkeypatch
     assert (empty_cache / "register_blocks.json").read_text().count(register_blocks.cpu_key()) == 1
     options = KernelOptions("int32")
     assert options.register_block == (measured.rows, measured.vectors * vector_width(4))
-    assert options.unroll == measured.unroll
+    assert (options.unroll, options.prefetch) == (measured.unroll, measured.prefetch)
 
 
 def test_the_override_wins_and_names_a_bad_value(empty_cache, monkeypatch):
@@ -90,8 +93,8 @@ def test_the_override_wins_and_names_a_bad_value(empty_cache, monkeypatch):
         choose_register_block("int32")
 
 
-@pytest.mark.parametrize("dtype, shape, unroll", [("int32", (6, 3), 1), ("float32", (5, 4), 2)])
-def test_kernels_with_edge_blocks_stay_exact(dtype, shape, unroll):
+@pytest.mark.parametrize("dtype, shape, unroll, prefetch", [("int32", (6, 3), 1, (0, 0)), ("float32", (5, 4), 2, (2, 16))])
+def test_kernels_with_edge_blocks_stay_exact(dtype, shape, unroll, prefetch):
     # blocks that divide no tile: one-row blocks below, fewer vectors right, the nest's order for the
     # last columns short of a vector
     rows, vectors = shape
@@ -101,8 +104,14 @@ def test_kernels_with_edge_blocks_stay_exact(dtype, shape, unroll):
         expected = matrix.copy()
         floyd_warshall_nest(expected)
         schedule = schedules.build("generalized", n, tile=tile, kappa=2)
-        generate_cpu(schedule, KernelOptions(dtype, register_block=block, unroll=unroll))(matrix)
+        generate_cpu(schedule, KernelOptions(dtype, register_block=block, unroll=unroll, prefetch=prefetch))(matrix)
         assert np.array_equal(matrix, expected), (n, tile)
+
+
+def test_a_prefetch_distance_outside_the_searched_ones_is_named():
+    with pytest.raises(ValueError, match=r"prefetch must be \(register blocks ahead into L1: 0..4, into L2: "
+                                         r"0..16\), got 3"):
+        KernelOptions("int32", register_block=(4, vector_width(4)), prefetch=3)
 
 
 def test_the_k_loop_keeps_its_block_in_registers():
@@ -145,11 +154,12 @@ def test_info_shows_the_cpu_and_the_blocks(empty_cache, monkeypatch, capsys):
     from polyfw.cli import main
 
     monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: BlockChoice(
-        6, 3, 2, "measured", {"6x3u2": 5.0e10, "8x2": 4.0e10}))
+        6, 3, 2, prefetch=(2, 8), source="measured", rates={"6x3u2": 5.0e10, "8x2": 4.0e10}))
     assert main(["info"]) == 0
     before = capsys.readouterr().out
     assert f"ISA: {target_isa()}" in before and "not measured yet" in before
     assert main(["info", "--measure"]) == 0
     after = capsys.readouterr().out
-    assert "int32     16 lanes  block 6 x 3 vectors (6 x 48), k unrolled 2x, measured; 50.0 G" in after \
+    assert ("int32     16 lanes  block 6 x 3 vectors (6 x 48), k unrolled 2x, C prefetched 2 blocks ahead into L1 and 8 into L2, "
+            "measured; 50.0 G") in after \
         or target_isa() != "avx512"

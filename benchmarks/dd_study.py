@@ -1,0 +1,98 @@
+"""What stands between the tile kernels and the ceiling, one change at a time (issue 12). Not a test.
+
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/dd_study.py [--n 4096] [--dtypes int32 float32]
+
+Each variant differs from the baseline (this CPU's chosen register block and
+k-unroll and prefetch distances, classic r = 128, padded rows) in one
+knob: the prefetch distances (register blocks ahead into L1 and into L2), the tile size, row padding, the register block,
+the unroll. Rounds interleave the variants on the same input (the shared
+host drifts by up to 2x within minutes); each result is checked against the
+baseline's, and every figure is the median of the rounds, as a ratio to the
+baseline's median.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import replace
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from codegen.cpu import generate_cpu  # noqa: E402  (first: it sets Numba's CPU features)
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from codegen.kernels import KernelOptions  # noqa: E402
+from codegen.register_blocks import PREFETCH_CANDIDATES, cpu_description, default_register_block  # noqa: E402
+from codegen.intrinsics import vector_width  # noqa: E402
+from polyfw.solve import padded_stride, resolve_schedule  # noqa: E402
+
+
+def variants(dtype: str) -> dict[str, tuple[str, KernelOptions, bool]]:
+    """name -> (schedule spec, kernel options, padded rows)."""
+    base = KernelOptions(dtype=dtype)
+    rows, vectors = default_register_block(dtype)
+    fixed = (rows, vectors * vector_width(np.dtype(dtype).itemsize))
+    found = {"baseline": ("classic:tile=128", base, True)}
+    for pair in PREFETCH_CANDIDATES:
+        if pair != base.prefetch:
+            found[f"prefetch L1 {pair[0]}, L2 {pair[1]} ahead"] = ("classic:tile=128", replace(base, prefetch=pair), True)
+    found["tile 256"] = ("classic:tile=256", base, True)
+    found["tile 64"] = ("classic:tile=64", base, True)
+    found["rows not padded"] = ("classic:tile=128", base, False)
+    found[f"unroll {3 - base.unroll}"] = ("classic:tile=128", replace(base, unroll=3 - base.unroll), True)
+    if fixed != base.register_block:
+        found[f"fixed block {fixed[0]} x {fixed[1]}"] = ("classic:tile=128", replace(base, register_block=fixed), True)
+    return found
+
+
+def study(n: int, dtype: str, rounds: int) -> None:
+    rng = np.random.default_rng(n)
+    base = rng.integers(1, 1000, size=(n, n)).astype(dtype)
+    np.fill_diagonal(base, 0)
+    buffers = {True: np.empty((n, padded_stride(n)), dtype=dtype), False: np.empty((n, n), dtype=dtype)}
+    runs = {}
+    for name, (spec, options, padded) in variants(dtype).items():
+        compiled = generate_cpu(resolve_schedule(spec, n, dtype), options)
+        runs[name] = (compiled, buffers[padded], options)
+    expected = None
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    for round_ in range(rounds + 1):  # round 0 warms up and checks
+        for name, (compiled, buffer, _) in runs.items():
+            buffer[:, :n] = base
+            started = time.perf_counter()
+            compiled(buffer)
+            elapsed = time.perf_counter() - started
+            if round_ == 0:
+                expected = buffer[:, :n].copy() if expected is None else expected
+                if not np.array_equal(buffer[:, :n], expected):
+                    raise SystemExit(f"{name} differs from the baseline")
+            else:
+                seconds[name].append(elapsed)
+    baseline = float(np.median(seconds["baseline"]))
+    print(f"n = {n}, {dtype}, {rounds} rounds")
+    for name, times in seconds.items():
+        median = float(np.median(times))
+        options = runs[name][2]
+        rows, columns = options.register_block
+        print(f"  {name:26s} {median:7.3f} s {n**3 / median / 1e9:7.1f} G/s  x{baseline / median:5.2f}  "
+              f"(block {rows} x {columns}, unroll {options.unroll}, prefetch {options.prefetch})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=4096)
+    parser.add_argument("--dtypes", nargs="+", default=["int32", "float32"])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    cpu = cpu_description()
+    print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}, {cpu['vector_bytes']}-byte vectors; "
+          f"{numba.get_num_threads()} threads")
+    for dtype in args.dtypes:
+        study(args.n, dtype, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -242,8 +242,9 @@ def search(dtype: str, ring: str = "min-plus", shapes: list[tuple[int, int]] | N
     best = max(rates, key=rates.get)
     distances = {replace(best, prefetch=pair): measure_block(dtype, ring, best.rows, best.vectors, best.unroll, pair)
                  for pair in prefetches}
-    rates |= _best_of_rounds(distances | {best: samplers.get(best) or more[best]}, rounds)
-    best = max(rates, key=rates.get)
+    last = _best_of_rounds(distances | {best: samplers.get(best) or more[best]}, rounds)
+    rates |= last
+    best = max(last, key=last.get)
     return replace(best, source="measured", rates={choice.label: rate for choice, rate in rates.items()})
 
 

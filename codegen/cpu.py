@@ -24,6 +24,7 @@ from schedules.stages import stage_view
 from tiling.code_cache import load_module
 from tiling.isl_ast import Hooks, node_to_python
 
+from .dataflow import RUNTIMES, compile_dataflow
 from .front import Front, MarkState, isl_c_source, prepare, record_workers
 from .kernels import KERNEL_NUMBERS, ROLE_KERNELS, KernelOptions, kernel_signatures, kernel_source
 from .llvm_options import vectorizers
@@ -327,19 +328,32 @@ class _ReplayedDriver:
 
 
 def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus",
-          register_block: tuple[int, int] | None = None, predecessors: bool = False) -> CompiledSchedule:
+          register_block: tuple[int, int] | None = None, predecessors: bool = False,
+          runtime: str = "barrier") -> CompiledSchedule:
     """The 'cpu' target's builder (codegen.targets)."""
     block = None if register_block is None else tuple(register_block)
     return generate_cpu(schedule, KernelOptions(dtype=dtype, register_block=block, predecessors=predecessors,
-                                                semiring=semiring))
+                                                semiring=semiring), runtime)
 
 
-def generate_cpu(schedule: Schedule, options: KernelOptions) -> CompiledSchedule:
-    """Compile `schedule` for the CPU (or return the copy compiled before)."""
-    key = (schedule.name, schedule.tree_text(), options)
+def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "barrier") -> CompiledSchedule:
+    """Compile `schedule` for the CPU (or return the copy compiled before); `runtime` is 'barrier'
+    (the tree's stages, a barrier after each) or 'dataflow' (codegen.dataflow)."""
+    if runtime not in RUNTIMES:
+        raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+    key = (schedule.name, schedule.tree_text(), options, runtime)
     if key in _COMPILED:
         return _COMPILED[key]
     started = time.perf_counter()
+    if runtime == "dataflow":
+        kernels, kernels_text = _compile_kernels(options)
+        run, source = compile_dataflow(schedule, options, kernels)
+        # with predecessors a tile-layer may read a block while that block's next layer writes it:
+        # a torn (distance, predecessor) pair, so those runs take one thread
+        compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, source, kernels_text, "",
+                                    time.perf_counter() - started, run, options.predecessors)
+        _COMPILED[key] = compiled
+        return compiled
     front = prepare(schedule)
     kernels, kernels_text = _compile_kernels(options)
     writer = _Writer(front, options)

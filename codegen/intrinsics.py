@@ -191,3 +191,80 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         return types.void(a, i0, j0, k0, depth), codegen
 
     return block
+
+
+def _element_pointer(context, builder, signature, args):
+    array_type = signature.args[0]
+    array_value = context.make_array(array_type)(context, builder, args[0])
+    return cgutils.get_item_pointer(context, builder, array_type, array_value, [args[1]])
+
+
+@intrinsic
+def load_acquire(typingctx, array, index):
+    """array[index] read so that what its writer did before its release store is visible after."""
+    def codegen(context, builder, signature, args):
+        pointer = _element_pointer(context, builder, signature, args)
+        return builder.load_atomic(pointer, "acquire", context.get_abi_sizeof(pointer.type.pointee))
+
+    return array.dtype(array, index), codegen
+
+
+@intrinsic
+def store_release(typingctx, array, index, value):
+    """array[index] = value, after everything this thread wrote before it (the level matrix's
+    'this tile-layer is done')."""
+    def codegen(context, builder, signature, args):
+        pointer = _element_pointer(context, builder, signature, args)
+        stored = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)
+        builder.store_atomic(stored, pointer, "release", context.get_abi_sizeof(pointer.type.pointee))
+        return context.get_dummy_value()
+
+    return types.void(array, index, value), codegen
+
+
+@intrinsic
+def claim(typingctx, array, index):
+    """Set array[index] from 0 to 1 atomically; True for the one thread that did."""
+    def codegen(context, builder, signature, args):
+        pointer = _element_pointer(context, builder, signature, args)
+        element = pointer.type.pointee
+        swapped = builder.cmpxchg(pointer, ir.Constant(element, 0), ir.Constant(element, 1), "acq_rel", "acquire")
+        return builder.extract_value(swapped, 1)
+
+    return types.boolean(array, index), codegen
+
+
+@intrinsic
+def fetch_add(typingctx, array, index, value):
+    """array[index] += value atomically; returns the value before (a ticket)."""
+    def codegen(context, builder, signature, args):
+        pointer = _element_pointer(context, builder, signature, args)
+        added = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)
+        return builder.atomic_rmw("add", pointer, added, "acq_rel")
+
+    return array.dtype(array, index, value), codegen
+
+
+@intrinsic
+def pause(typingctx):
+    """A spinning thread's hint to the core (x86 `pause`; nothing elsewhere)."""
+    def codegen(context, builder, signature, args):
+        if llvm.get_process_triple().startswith(("x86_64", "i686")):
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                      "llvm.x86.sse2.pause")
+            builder.call(function, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
+def yield_thread(typingctx):
+    """sched_yield(): a waiting thread gives its core to whoever can use it (the other worker,
+    or another process on a shared host) instead of spinning."""
+    def codegen(context, builder, signature, args):
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, []), "sched_yield")
+        builder.call(function, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen

@@ -71,7 +71,10 @@ _CUDA_OPTIONS = (
 register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, register-blocked tile kernels",
                 ("float32", "float64", "int32", "uint8"),
                 (Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", _pair),
-                 Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag)),
+                 Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag),
+                 Option("runtime", "barrier", "barrier: a barrier after each stage; dataflow: each tile-layer "
+                        "once its direct predecessors are done, in the schedule's order", str,
+                        ("barrier", "dataflow"))),
                 "codegen.cpu:build"))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))

@@ -112,7 +112,6 @@ def predecessor_rules(n: int, tile: int) -> tuple[PredecessorRule, ...]:
     at once; the first of each (lexmin) is peeled off as a function until
     none is left.
     """
-    build = isl.AstBuild.from_context(isl.Set("{ : }"))
     rules = []
     remaining = direct_predecessors(n, tile).reverse()
     while not remaining.is_empty():
@@ -122,8 +121,10 @@ def predecessor_rules(n: int, tile: int) -> tuple[PredecessorRule, ...]:
             isl.Map.from_multi_aff(function).intersect_domain(where)))
         for piece in pieces:
             relation = _as_parameters(piece)
+            build = isl.AstBuild.from_context(isl.Set.universe(relation.params().get_space()))
             function = isl.PwMultiAff.from_map(relation)
-            coordinates = [expr_to_python(build.expr_from_pw_aff(function.get_pw_aff(d))) for d in range(3)]
+            coordinates = [expr_to_python(build.expr_from_pw_aff(function.get_pw_aff(d).project_domain_on_params()))
+                           for d in range(3)]
             rules.append(PredecessorRule(expr_to_python(build.expr_from_set(relation.params())), *coordinates))
         remaining = remaining.subtract(isl.Map.from_pw_multi_aff(first))
     return tuple(rules)

@@ -1,0 +1,110 @@
+"""The dataflow runtime: exact against the nest and scipy, and every order it ran checked against
+the isl tile relation under random priorities and injected delays."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
+
+import schedules
+from codegen import generate
+from codegen.reference import floyd_warshall_nest
+from tiling.graphs import polybench_matrix
+from tiling.isl_utils import enumerate_points
+from tiling.tile_dependences import tile_relation
+
+FAMILIES = [("classic", {}), ("generalized", {"kappa": 2}), ("recursive", {})]
+
+
+def _schedule(family: str, n: int, tile: int, params: dict):
+    size = {"base": tile} if family == "recursive" else {"tile": tile}
+    return schedules.build(family, n, **size, **params)
+
+
+@pytest.mark.parametrize("family, params", FAMILIES)
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_dataflow_is_exact_for_every_family(family, params, dtype):
+    for n in (1, 45, 64):
+        if n == 1 and family == "generalized":
+            params = {"kappa": 1}  # kappa is at most the blocks per side
+        matrix = polybench_matrix(n).astype(dtype)
+        expected = matrix.copy()
+        floyd_warshall_nest(expected)
+        compiled = generate(_schedule(family, n, 16, params), dtype=dtype, runtime="dataflow")
+        assert compiled(matrix) == -1
+        assert np.array_equal(matrix, expected), (family, n)
+
+
+def test_dataflow_matches_scipy_with_negative_edges_and_predecessors():
+    n = 37
+    rng = np.random.default_rng(3)
+    # positive weights shifted by vertex potentials: negative edges, no negative cycle
+    potential = rng.integers(0, 20, size=n)
+    weights = rng.integers(1, 30, size=(n, n)) + potential[:, None] - potential[None, :]
+    weights = np.where(weights == 0, 1, weights).astype(np.float64)  # scipy reads 0 as no edge
+    weights[rng.random((n, n)) < 0.6] = np.inf
+    np.fill_diagonal(weights, 0)
+    assert (weights < 0).any()
+    expected, expected_pred = scipy_floyd_warshall(weights, return_predecessors=True)
+    a = np.where(np.isinf(weights), 1e30, weights).astype(np.float32)
+    pred = np.where(np.isinf(weights) | (np.arange(n)[:, None] == np.arange(n)), -9999,
+                    np.arange(n)[:, None]).astype(np.int32)
+    compiled = generate(_schedule("classic", n, 8, {}), dtype="float32", predecessors=True, runtime="dataflow")
+    assert compiled(a, pred) == -1
+    reached = a < 1e29
+    assert np.array_equal(a[reached], expected[reached].astype(np.float32))
+    assert np.array_equal(reached, np.isfinite(expected))
+    # every predecessor chain ends at its source with the path's length
+    for i, j in zip(*np.nonzero(reached & (np.arange(n)[:, None] != np.arange(n)))):
+        length, v = 0.0, j
+        while v != i:
+            length += weights[pred[i, v], v]
+            v = pred[i, v]
+        assert length == expected[i, j]
+
+
+def test_a_negative_cycle_is_reported():
+    n = 20
+    a = polybench_matrix(n).astype(np.int32)
+    a[5, 6], a[6, 5] = -3, 1
+    compiled = generate(_schedule("generalized", n, 8, {"kappa": 2}), dtype="int32", runtime="dataflow")
+    assert compiled(a) >= 0
+
+
+def _relation_pairs(n: int, tile: int, blocks: int) -> np.ndarray:
+    def number(kb, ib, jb):
+        return (kb * blocks + ib) * blocks + jb
+
+    return np.array([(number(*p[:3]), number(*p[3:])) for p in enumerate_points(tile_relation(n, tile).wrap())])
+
+
+@pytest.mark.parametrize("family, params", FAMILIES)
+def test_every_order_that_ran_respects_the_tile_relation(family, params):
+    # random priorities and random delays: the runtime must still wait for what isl says
+    n, tile = 41, 8
+    blocks = -(-n // tile)
+    schedule = _schedule(family, n, tile, params)
+    compiled = generate(schedule, dtype="int32", runtime="dataflow")
+    run = compiled._run
+    calls = run.calls
+    number = (calls[:, 1] * blocks + calls[:, 2]) * blocks + calls[:, 3]
+    call_of = np.empty(blocks**3, dtype=np.int64)
+    call_of[number] = np.arange(len(calls))
+    pairs = call_of[_relation_pairs(n, tile, blocks)]
+    expected = polybench_matrix(n).astype(np.int32)
+    floyd_warshall_nest(expected)
+    rng = np.random.default_rng(7)
+    for trial in range(4):
+        run.priorities = rng.permutation(len(calls))
+        run.delays = rng.integers(0, 4000, size=len(calls)) * (rng.random(len(calls)) < 0.3)
+        matrix = polybench_matrix(n).astype(np.int32)
+        compiled(matrix)
+        stamps = run.stamps
+        assert np.all(stamps[pairs[:, 0], 1] < stamps[pairs[:, 1], 0]), trial
+        assert np.array_equal(matrix, expected)
+    run.priorities, run.delays = None, np.zeros(len(calls), dtype=np.int64)
+
+
+def test_an_unknown_runtime_is_named():
+    with pytest.raises(ValueError, match="runtime"):
+        generate(_schedule("classic", 8, 4, {}), dtype="int32", runtime="eager")

@@ -157,7 +157,7 @@ def _cmd_cost(args: argparse.Namespace) -> int:
 
     from schedules.cost import cost
 
-    report = cost(_schedule_from(args), procs=args.procs)
+    report = cost(_schedule_from(args), procs=args.procs, runtime=args.runtime)
     print(json.dumps(report.as_dict()) if args.json else report.table())
     return 0
 
@@ -311,7 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cost = commands.add_parser("cost", help="cost model: stages, launches, traffic, critical path, time on P processors")
     _family_options(cost, tree=True)
-    cost.add_argument("--procs", type=int, default=1, help="processors for the stage-barrier simulation")
+    cost.add_argument("--procs", type=int, default=1, help="processors for the simulation")
+    cost.add_argument("--runtime", choices=("barrier", "dataflow"), default="barrier",
+                      help="a barrier after each stage, or each tile-layer once its predecessors are done")
     cost.add_argument("--json", action="store_true", help="print one JSON object")
     cost.set_defaults(run=_cmd_cost)
 

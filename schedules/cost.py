@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numba import njit
 
-from .simulate import stage_barrier_times
+from .simulate import dataflow_times, stage_barrier_times
 from .stages import StageView, stage_view
 
 
@@ -49,9 +49,9 @@ class CostReport:
     stages: int
     tasks: int
     units: int
-    critical_path: int
+    critical_path: float
     procs: int
-    time_on_procs: int
+    time_on_procs: float
     load: float
     loads: int
     writebacks: int
@@ -62,6 +62,11 @@ class CostReport:
     okuyama_nb: int | None = None
     launches_paired: int | None = None
     launches_separate: int | None = None
+    #: 'barrier' (a barrier after each stage) or 'dataflow' (schedules.simulate.dataflow_times)
+    runtime: str = "barrier"
+    #: dataflow: the bound no order beats on procs processors, and seed 004's locality interval
+    lower_bound: float | None = None
+    locality: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -81,11 +86,15 @@ class CostReport:
             ("critical path (tile-layer steps)", self.critical_path),
             (f"time on {self.procs} processors (steps)", self.time_on_procs),
             (f"load on {self.procs} processors", f"{100 * self.load:.1f}%"),
+            ("runtime", self.runtime),
             ("elements loaded", self.loads),
             ("elements written back", self.writebacks),
             ("slow-memory traffic (elements)", self.traffic),
             ("write-backs saved vs classic", self.writebacks_saved),
         ]
+        if self.lower_bound is not None:
+            rows += [(f"lower bound on {self.procs} processors (steps)", self.lower_bound),
+                     ("locality interval T_ij (steps)", f"{self.locality:.1f}")]
         if self.okuyama_nb is not None:
             rows.append(("Okuyama N_b/d = 4n^3/t - 2n^2", self.okuyama_nb))
         width = max(len(name) for name, _ in rows)
@@ -99,15 +108,22 @@ def tile_view(schedule) -> StageView:
     return stage_view(tree, schedule.n, schedule.tile)
 
 
-def cost(schedule, procs: int = 1) -> CostReport:
-    """Stages, tasks, critical path, time and load on `procs` processors, and slow-memory traffic."""
+def cost(schedule, procs: int = 1, runtime: str = "barrier") -> CostReport:
+    """Stages, tasks, critical path, time and load on `procs` processors (with a barrier after
+    each stage, or as dataflow), and slow-memory traffic."""
+    if runtime not in ("barrier", "dataflow"):
+        raise ValueError(f"runtime must be 'barrier' or 'dataflow', got {runtime!r}")
     view = tile_view(schedule)
     n, tile = schedule.n, schedule.tile
     blocks = -(-n // tile)
     time_on_procs, critical = stage_barrier_times(view, procs)
+    extra: dict = {"runtime": runtime}
+    if runtime == "dataflow":
+        flow = dataflow_times(view, procs)
+        time_on_procs, critical = flow.makespan, flow.critical_path
+        extra.update(lower_bound=flow.lower_bound, locality=flow.locality)
     loads, writes = _task_traffic(view.units.astype(np.int64), view.task.astype(np.int64), blocks, n, tile)
     units = len(view.units)
-    extra = {}
     if schedule.family == "classic":
         extra["okuyama_nb"] = 4 * n**3 // tile - 2 * n**2 if n % tile == 0 else None
     if schedule.family == "recursive":

@@ -10,8 +10,13 @@ show their wrong ones.
 """
 from __future__ import annotations
 
+import heapq
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
+
+from tiling.tile_dependences import predecessor_rules
 
 from .stages import StageView, stage_view
 
@@ -76,3 +81,97 @@ def stage_barrier_times(view: StageView, procs: int) -> tuple[int, int]:
         raise ValueError(f"procs must be at least 1, got {procs}")
     total, critical = _stage_barrier_times(view.task_length, view.task_stage.astype(np.int64), procs)
     return int(total), int(critical)
+
+
+@dataclass(frozen=True)
+class DataflowTimes:
+    """A list schedule of the tile-layer graph on P processors, no barriers (seed 004)."""
+
+    makespan: float
+    #: processor time spent waiting: P * makespan - work
+    idle: float
+    work: float
+    critical_path: float
+    #: a bound no schedule of this graph on P processors beats (unit times: the ramp-up bound)
+    lower_bound: float
+    #: seed 004's T_ij: mean time from a block's first tile-layer starting to its last ending
+    locality: float
+
+
+def tile_predecessors(units: np.ndarray, n: int, tile: int) -> list[list[int]]:
+    """For each unit (kb, ib, jb), the indices of the units it waits for: its block's previous
+    layer and the direct predecessors isl derives (tiling.tile_dependences)."""
+    blocks = -(-n // tile)
+    index = np.full(blocks**3, -1, dtype=np.int64)
+    number = (units[:, 0].astype(np.int64) * blocks + units[:, 1]) * blocks + units[:, 2]
+    index[number] = np.arange(len(units))
+    kb, ib, jb = (units[:, d].astype(np.int64) for d in range(3))
+    found: list[list[int]] = [[] for _ in range(len(units))]
+    own = np.nonzero(kb > 0)[0]
+    for u in own:
+        found[u].append(int(index[number[u] - blocks * blocks]))
+    names = {"kb": kb, "ib": ib, "jb": jb, "n": n, "min": np.minimum, "max": np.maximum}
+    for rule in predecessor_rules(n, tile):
+        applies = np.broadcast_to(eval(rule.condition, {}, names), kb.shape)
+        source = [np.broadcast_to(eval(text, {}, names), kb.shape) for text in (rule.kb, rule.ib, rule.jb)]
+        for u in np.nonzero(applies)[0]:
+            found[u].append(int(index[(source[0][u] * blocks + source[1][u]) * blocks + source[2][u]]))
+    return found
+
+
+def dataflow_times(view: StageView, procs: int, durations: np.ndarray | None = None) -> DataflowTimes:
+    """Each unit starts once its predecessors are done and a processor is free; among ready units
+    the schedule's order (the view's) goes first. durations: per unit (default 1)."""
+    if procs < 1:
+        raise ValueError(f"procs must be at least 1, got {procs}")
+    count = len(view.units)
+    length = np.ones(count) if durations is None else np.asarray(durations, dtype=float)
+    predecessors = tile_predecessors(view.units, view.n, view.tile)
+    successors: list[list[int]] = [[] for _ in range(count)]
+    waiting = np.zeros(count, dtype=np.int64)
+    for u, sources in enumerate(predecessors):
+        waiting[u] = len(sources)
+        for s in sources:
+            successors[s].append(u)
+    ready = [u for u in range(count) if waiting[u] == 0]
+    heapq.heapify(ready)
+    running: list[tuple[float, int]] = []
+    start, end = np.zeros(count), np.zeros(count)
+    now, free = 0.0, procs
+    while ready or running:
+        while ready and free:
+            u = heapq.heappop(ready)
+            start[u], end[u] = now, now + length[u]
+            heapq.heappush(running, (end[u], u))
+            free -= 1
+        now, u = heapq.heappop(running)
+        finished = [u]
+        while running and running[0][0] == now:
+            finished.append(heapq.heappop(running)[1])
+        free += len(finished)
+        for f in finished:
+            for v in successors[f]:
+                waiting[v] -= 1
+                if waiting[v] == 0:
+                    heapq.heappush(ready, v)
+    top = np.zeros(count)  # earliest start with unlimited processors
+    for u in np.argsort(start, kind="stable"):
+        top[u] = max((top[s] + length[s] for s in predecessors[u]), default=0.0)
+    critical = float(np.max(top + length)) if count else 0.0
+    work = float(length.sum())
+    bound = max(critical, work / procs)
+    if durations is None and count:
+        # at most A_t units can have started by step t (those whose longest chain from a source
+        # is t or less), and at most P more per step: the steps needed to finish them all
+        started_by = np.cumsum(np.bincount(top.astype(np.int64)))
+        done, steps = 0, 0
+        while done < count:
+            done = min(done + procs, int(started_by[min(steps, len(started_by) - 1)]))
+            steps += 1
+        bound = max(bound, steps)
+    makespan = float(end.max()) if count else 0.0
+    blocks = view.units[:, 1].astype(np.int64) * (view.n + 1) + view.units[:, 2]
+    first = {b: s for b, s in sorted(zip(blocks.tolist(), start.tolist()), key=lambda x: -x[1])}
+    last = {b: e for b, e in sorted(zip(blocks.tolist(), end.tolist()), key=lambda x: x[1])}
+    locality = float(np.mean([last[b] - first[b] for b in first])) if count else 0.0
+    return DataflowTimes(makespan, procs * makespan - work, work, critical, float(bound), locality)

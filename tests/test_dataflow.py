@@ -108,3 +108,35 @@ def test_every_order_that_ran_respects_the_tile_relation(family, params):
 def test_an_unknown_runtime_is_named():
     with pytest.raises(ValueError, match="runtime"):
         generate(_schedule("classic", 8, 4, {}), dtype="int32", runtime="eager")
+
+
+def test_seed_004_example_barrier_36_dataflow_33_which_is_optimal():
+    # 4 x 4 blocks, 2 processors, unit time per tile-layer (seed 004's worked example)
+    from schedules.cost import cost
+
+    barrier = cost(schedules.build("classic", 8, tile=2), procs=2)
+    assert (barrier.time_on_procs, round(100 * barrier.load, 1)) == (36, 88.9)
+    flow = cost(schedules.build("generalized", 8, tile=2, kappa=2), procs=2, runtime="dataflow")
+    assert (flow.time_on_procs, round(100 * flow.load)) == (33, 97)
+    # at step 0 only the first pivot block is ready, so one processor idles: 64 + 1 > 2 * 32
+    assert flow.lower_bound == 33
+    # classic's own order as the priority leaves one step more
+    assert cost(schedules.build("classic", 8, tile=2), procs=2, runtime="dataflow").time_on_procs == 34
+
+
+def test_the_simulated_dataflow_never_breaks_a_dependence_nor_beats_its_bounds():
+    from schedules.cost import tile_view
+    from schedules.simulate import dataflow_times, tile_predecessors
+
+    schedule = schedules.build("classic", 40, tile=8)  # 5 blocks a side
+    view = tile_view(schedule)
+    rng = np.random.default_rng(0)
+    durations = rng.integers(1, 5, size=len(view.units)).astype(float)
+    for procs in (1, 2, 3, 8):
+        times = dataflow_times(view, procs, durations)
+        assert times.makespan >= times.lower_bound >= times.critical_path
+        assert times.idle == procs * times.makespan - durations.sum()
+    assert dataflow_times(view, 1).makespan == len(view.units)
+    # every unit waits for its own block's previous layer and isl's direct predecessors only
+    predecessors = tile_predecessors(view.units, 40, 8)
+    assert max(len(p) for p in predecessors) == 3 and min(len(p) for p in predecessors) == 0

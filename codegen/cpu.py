@@ -338,16 +338,16 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
 
 def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "barrier") -> CompiledSchedule:
     """Compile `schedule` for the CPU (or return the copy compiled before); `runtime` is 'barrier'
-    (the tree's stages, a barrier after each) or 'dataflow' (codegen.dataflow)."""
+    (the tree's stages, a barrier after each) or 'dataflow' / 'dataflow-shared' (codegen.dataflow)."""
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
     key = (schedule.name, schedule.tree_text(), options, runtime)
     if key in _COMPILED:
         return _COMPILED[key]
     started = time.perf_counter()
-    if runtime == "dataflow":
+    if runtime != "barrier":
         kernels, kernels_text = _compile_kernels(options)
-        run, source = compile_dataflow(schedule, options, kernels)
+        run, source = compile_dataflow(schedule, options, kernels, owned=runtime == "dataflow")
         # with predecessors a tile-layer may read a block while that block's next layer writes it:
         # a torn (distance, predecessor) pair, so those runs take one thread
         compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, source, kernels_text, "",

@@ -25,7 +25,8 @@ from tiling.tile_dependences import covers, readiness_source
 
 from .kernels import KERNEL_NUMBERS, ROLE_KERNELS, KernelOptions
 
-RUNTIMES = ("barrier", "dataflow")
+#: 'dataflow' takes its own block rows first (seed 004's ownership), 'dataflow-shared' one list
+RUNTIMES = ("barrier", "dataflow", "dataflow-shared")
 #: failed looks for a ready tile-layer before a worker yields its core
 SPINS = 64
 
@@ -164,8 +165,10 @@ class DataflowRun:
         self.stamps = stamps if self.priorities is None else stamps[np.argsort(self.priorities)]
 
 
-def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels) -> tuple[DataflowRun, str]:
-    """The dataflow runtime for `schedule` over the compiled kernel module `kernels`."""
+def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels,
+                     owned: bool = True) -> tuple[DataflowRun, str]:
+    """The dataflow runtime for `schedule` over the compiled kernel module `kernels`; `owned`:
+    workers take their own block rows first."""
     if not covers(None, schedule.tile):
         raise RuntimeError(f"tile {schedule.tile}: the direct predecessors do not cover the tile relation")
     source = dataflow_source(schedule.tile, options, kernels.__name__)
@@ -177,4 +180,4 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels) -> tup
         runtime.compile(f"void({matrix}{pred}, {vector}, {table}, {vector}, {vector}, {vector}, {vector}, {table}, "
                         f"{vector}, {vector}, int64, int64, int64)")
         runtime.disable_compile()
-    return DataflowRun(runtime, priority_calls(schedule), schedule.n, schedule.tile), source
+    return DataflowRun(runtime, priority_calls(schedule), schedule.n, schedule.tile, owned), source

@@ -73,8 +73,9 @@ register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, regist
                 (Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", _pair),
                  Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag),
                  Option("runtime", "barrier", "barrier: a barrier after each stage; dataflow: each tile-layer "
-                        "once its direct predecessors are done, in the schedule's order", str,
-                        ("barrier", "dataflow"))),
+                        "once its direct predecessors are done, in the schedule's order, each thread's own "
+                        "block rows first; dataflow-shared: one list for all", str,
+                        ("barrier", "dataflow", "dataflow-shared"))),
                 "codegen.cpu:build"))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))

@@ -122,6 +122,15 @@ def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, di
     return rows[-1][1], dict(rows[-1][2])
 
 
+def chosen_runtime(schedule: str | Schedule, n: int, dtype: str, target: str = "cpu") -> str:
+    """'dataflow' where the schedule's text asks for it, or for 'auto' where the tuning table measured
+    it faster on this CPU; else 'barrier'."""
+    if target != "cpu" or isinstance(schedule, Schedule):
+        return "barrier"
+    _, params = auto_configuration(n, dtype, target) if schedule == "auto" else parse_schedule(schedule)
+    return str(params.get("runtime", "barrier"))
+
+
 @lru_cache(maxsize=64)
 def _build_once(family: str, n: int, tile: int | None, params: tuple) -> Schedule:
     """Families build their isl trees afresh (recursive at n = 2642: 1.4 s), and solve asks
@@ -144,6 +153,7 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
         params["tile"] = tile
     if kappa is not None:
         params["kappa"] = kappa
+    params.pop("runtime", None)  # how the schedule runs, not which (chosen_runtime)
     tile_size = min(int(params.pop("tile", params.pop("base", DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])))), n)
     if family == "generalized":
         params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))
@@ -224,8 +234,10 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     else:
         distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
     chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
+    runtime = chosen_runtime(schedule, n, dtype_name, target)
     compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
-                        **({"predecessors": True} if predecessors else {}))
+                        **({"predecessors": True} if predecessors else {}),
+                        **({"runtime": runtime} if runtime != "barrier" else {}))
     # int32 sums through INF can fall below INF when edges are negative (_restore_unreachable);
     # INF is above every weight, so the matrix's minimum is the lightest edge
     lightest_edge = min(float(distances.min()), 0.0) if ring is MIN_PLUS and dtype_name == "int32" else 0.0

@@ -18,7 +18,7 @@ from numba import njit
 
 from tiling.tile_dependences import predecessor_rules
 
-from .stages import StageView, stage_view
+from .stages import ROLES, StageView, stage_view
 
 
 def point_view(schedule) -> StageView:
@@ -51,17 +51,17 @@ def execute(schedule, matrix: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _stage_barrier_times(task_length: np.ndarray, task_stage: np.ndarray, procs: int) -> tuple[int, int]:
+def _stage_barrier_times(task_length: np.ndarray, task_stage: np.ndarray, procs: int) -> tuple[float, float]:
     """(time on `procs` processors, critical path), tasks list-scheduled stage by stage."""
-    free = np.zeros(procs, dtype=np.int64)
-    total = 0
-    critical = 0
+    free = np.zeros(procs)
+    total = 0.0
+    critical = 0.0
     t = 0
     count = task_length.shape[0]
     while t < count:
         stage = task_stage[t]
-        free[:] = 0
-        longest = 0
+        free[:] = 0.0
+        longest = 0.0
         while t < count and task_stage[t] == stage:
             p = np.argmin(free)
             free[p] += task_length[t]
@@ -72,15 +72,26 @@ def _stage_barrier_times(task_length: np.ndarray, task_stage: np.ndarray, procs:
     return total, critical
 
 
-def stage_barrier_times(view: StageView, procs: int) -> tuple[int, int]:
-    """Time in unit steps on `procs` processors with a barrier after every stage, and the critical path.
+def stage_barrier_times(view: StageView, procs: int, durations: np.ndarray | None = None) -> tuple[float, float]:
+    """Time on `procs` processors with a barrier after every stage, and the critical path, in unit
+    steps (ints) or, given each unit's duration, in its units.
 
     Tasks of a stage go, in order, to the processor that frees up first.
     """
     if procs < 1:
         raise ValueError(f"procs must be at least 1, got {procs}")
-    total, critical = _stage_barrier_times(view.task_length, view.task_stage.astype(np.int64), procs)
-    return int(total), int(critical)
+    if durations is None:
+        lengths = view.task_length.astype(np.float64)
+    else:
+        lengths = np.add.reduceat(np.asarray(durations, dtype=np.float64), view.task_start[:-1])
+    total, critical = _stage_barrier_times(lengths, view.task_stage.astype(np.int64), procs)
+    return (int(total), int(critical)) if durations is None else (float(total), float(critical))
+
+
+def role_durations(view: StageView, seconds: dict[str, float]) -> np.ndarray:
+    """Each unit's duration from its role's ('I', 'SD_row', 'SD_col', 'DD'; others as 'I')."""
+    by_role = np.array([seconds.get(role, seconds["I"]) for role in ROLES] + [seconds["I"]])
+    return by_role[view.role.astype(np.int64)]  # role -1 (none) takes the last entry
 
 
 @dataclass(frozen=True)

@@ -140,3 +140,28 @@ def test_the_simulated_dataflow_never_breaks_a_dependence_nor_beats_its_bounds()
     # every unit waits for its own block's previous layer and isl's direct predecessors only
     predecessors = tile_predecessors(view.units, 40, 8)
     assert max(len(p) for p in predecessors) == 3 and min(len(p) for p in predecessors) == 0
+
+
+def test_solve_takes_the_runtime_from_the_schedule_text_or_the_tuning_table(monkeypatch):
+    import importlib
+
+    from polyfw import solve
+
+    solve_module = importlib.import_module("polyfw.solve")  # the package's `solve` is the function
+
+    seen = []
+    real_generate = solve_module.generate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("runtime", "barrier"))
+        return real_generate(*args, **kwargs)
+
+    monkeypatch.setattr(solve_module, "generate", spy)
+    matrix = polybench_matrix(30).astype(np.float64)
+    expected = scipy_floyd_warshall(matrix)
+    assert np.array_equal(solve(matrix, schedule="classic:tile=8,runtime=dataflow"), expected)
+    monkeypatch.setattr(solve_module, "auto_configuration",
+                        lambda n, dtype, target="cpu": ("generalized", {"tile": 8, "kappa": 2, "runtime": "dataflow"}))
+    assert np.array_equal(solve(matrix), expected)
+    assert np.array_equal(solve(matrix, schedule="classic:tile=8"), expected)
+    assert seen == ["dataflow", "dataflow", "barrier"]

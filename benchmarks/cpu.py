@@ -35,12 +35,14 @@ from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
 from polyfw import solve  # noqa: E402
-from polyfw.solve import auto_configuration, padded_stride, parse_schedule, resolve_schedule  # noqa: E402
+from polyfw.solve import (auto_configuration, chosen_runtime, padded_stride, parse_schedule,  # noqa: E402
+                          resolve_schedule)
 
 from ceiling import measure as measure_ceiling  # noqa: E402  (benchmarks/ceiling.py)
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
-             "recursive:tile=128"]
+             "recursive:tile=128", "classic:tile=256,runtime=dataflow", "generalized:tile=128,kappa=2,runtime=dataflow",
+             "recursive:tile=128,runtime=dataflow"]
 
 
 def ceiling_sampler(dtype: str) -> Callable[[], float]:
@@ -119,7 +121,7 @@ def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dic
     contenders: dict[str, Callable[[], object]] = {
         "hand-written classic r=128": lambda: yardstick(buffer, n, status)}
     for spec in SCHEDULES:
-        compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype)
+        compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype, runtime=chosen_runtime(spec, n, dtype))
         contenders[f"polyfw {spec}"] = lambda compiled=compiled: compiled(buffer)
     # what a user gets: the tuning table's choice for this CPU, conversions included
     contenders["solve(schedule='auto')"] = lambda: solve(base, dtype=dtype)

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from numba import njit
 
-from .simulate import dataflow_times, stage_barrier_times
+from .simulate import dataflow_times, role_durations, stage_barrier_times
 from .stages import StageView, stage_view
 
 
@@ -108,18 +108,22 @@ def tile_view(schedule) -> StageView:
     return stage_view(tree, schedule.n, schedule.tile)
 
 
-def cost(schedule, procs: int = 1, runtime: str = "barrier") -> CostReport:
+def cost(schedule, procs: int = 1, runtime: str = "barrier", role_seconds: dict[str, float] | None = None
+         ) -> CostReport:
     """Stages, tasks, critical path, time and load on `procs` processors (with a barrier after
-    each stage, or as dataflow), and slow-memory traffic."""
+    each stage, or as dataflow), and slow-memory traffic. Times are in tile-layers, or, given
+    role_seconds ({'I': ..., 'SD_row': ..., 'SD_col': ..., 'DD': ...}, e.g. measured from the
+    kernels), in seconds; load is then busy time over procs x makespan."""
     if runtime not in ("barrier", "dataflow"):
         raise ValueError(f"runtime must be 'barrier' or 'dataflow', got {runtime!r}")
     view = tile_view(schedule)
     n, tile = schedule.n, schedule.tile
     blocks = -(-n // tile)
-    time_on_procs, critical = stage_barrier_times(view, procs)
+    durations = None if role_seconds is None else role_durations(view, role_seconds)
+    time_on_procs, critical = stage_barrier_times(view, procs, durations)
     extra: dict = {"runtime": runtime}
     if runtime == "dataflow":
-        flow = dataflow_times(view, procs)
+        flow = dataflow_times(view, procs, durations)
         time_on_procs, critical = flow.makespan, flow.critical_path
         extra.update(lower_bound=flow.lower_bound, locality=flow.locality)
     loads, writes = _task_traffic(view.units.astype(np.int64), view.task.astype(np.int64), blocks, n, tile)
@@ -135,7 +139,8 @@ def cost(schedule, procs: int = 1, runtime: str = "barrier") -> CostReport:
     return CostReport(
         schedule=schedule.name, n=n, tile=tile, blocks=blocks, stages=view.n_stages, tasks=view.n_tasks,
         units=units, critical_path=critical, procs=procs, time_on_procs=time_on_procs,
-        load=units / (procs * time_on_procs) if time_on_procs else 1.0,
+        load=(units if durations is None else float(durations.sum())) / (procs * time_on_procs)
+        if time_on_procs else 1.0,
         loads=int(loads), writebacks=int(writes), traffic=int(loads + writes),
         writebacks_saved=blocks * n * n - int(writes), **extra,
     )

@@ -165,3 +165,15 @@ def test_solve_takes_the_runtime_from_the_schedule_text_or_the_tuning_table(monk
     assert np.array_equal(solve(matrix), expected)
     assert np.array_equal(solve(matrix, schedule="classic:tile=8"), expected)
     assert seen == ["dataflow", "dataflow", "barrier"]
+
+
+def test_costs_with_per_role_times_weigh_the_pivot_blocks():
+    from schedules.cost import cost
+
+    schedule = schedules.build("classic", 8, tile=2)
+    unit = {"I": 1.0, "SD_row": 1.0, "SD_col": 1.0, "DD": 1.0}
+    assert cost(schedule, procs=2, role_seconds=unit).time_on_procs == 36
+    # the pivot block three times slower (the nest's order against the product): 4 layers x 2 more
+    slow_pivot = {**unit, "I": 3.0}
+    assert cost(schedule, procs=2, role_seconds=slow_pivot).time_on_procs == 44
+    assert cost(schedule, procs=2, runtime="dataflow", role_seconds=slow_pivot).time_on_procs < 44

@@ -31,6 +31,8 @@ from polyfw.solve import padded_stride, resolve_schedule  # noqa: E402
 from schedules.cost import tile_view  # noqa: E402
 from schedules.simulate import dataflow_times, role_durations, stage_barrier_times  # noqa: E402
 
+from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
+
 FAMILIES = ["classic", "generalized:kappa=2", "recursive"]
 
 
@@ -69,25 +71,9 @@ def contenders(spec: str, n: int, dtype: str) -> tuple[dict[str, object], object
 
 
 def measure(runs: dict, n: int, dtype: str, rounds: int) -> dict[str, float]:
-    rng = np.random.default_rng(n)
-    base = rng.integers(1, 1000, size=(n, n)).astype(dtype)
-    np.fill_diagonal(base, 0)
     buffer = np.empty((n, padded_stride(n)), dtype=dtype)
-    expected = None
-    seconds: dict[str, list[float]] = {name: [] for name in runs}
-    for round_ in range(rounds + 1):
-        for name, compiled in runs.items():
-            buffer[:, :n] = base
-            started = time.perf_counter()
-            compiled(buffer)
-            elapsed = time.perf_counter() - started
-            if round_ == 0:
-                expected = buffer[:, :n].copy() if expected is None else expected
-                if not np.array_equal(buffer[:, :n], expected):
-                    raise SystemExit(f"{name} differs from the barrier runtime at n = {n}")
-            else:
-                seconds[name].append(elapsed)
-    return {name: float(np.median(times)) for name, times in seconds.items()}
+    return median_seconds({name: (compiled, buffer) for name, compiled in runs.items()},
+                          random_distances(n, dtype), rounds)
 
 
 def main() -> None:

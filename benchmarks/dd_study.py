@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 from dataclasses import replace
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -28,6 +27,8 @@ from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import PREFETCH_CANDIDATES, cpu_description, default_register_block  # noqa: E402
 from codegen.intrinsics import vector_width  # noqa: E402
 from polyfw.solve import padded_stride, resolve_schedule  # noqa: E402
+
+from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
 
 
 def variants(dtype: str) -> dict[str, tuple[str, KernelOptions, bool]]:
@@ -49,33 +50,16 @@ def variants(dtype: str) -> dict[str, tuple[str, KernelOptions, bool]]:
 
 
 def study(n: int, dtype: str, rounds: int) -> None:
-    rng = np.random.default_rng(n)
-    base = rng.integers(1, 1000, size=(n, n)).astype(dtype)
-    np.fill_diagonal(base, 0)
     buffers = {True: np.empty((n, padded_stride(n)), dtype=dtype), False: np.empty((n, n), dtype=dtype)}
-    runs = {}
+    runs, options_of = {}, {}
     for name, (spec, options, padded) in variants(dtype).items():
-        compiled = generate_cpu(resolve_schedule(spec, n, dtype), options)
-        runs[name] = (compiled, buffers[padded], options)
-    expected = None
-    seconds: dict[str, list[float]] = {name: [] for name in runs}
-    for round_ in range(rounds + 1):  # round 0 warms up and checks
-        for name, (compiled, buffer, _) in runs.items():
-            buffer[:, :n] = base
-            started = time.perf_counter()
-            compiled(buffer)
-            elapsed = time.perf_counter() - started
-            if round_ == 0:
-                expected = buffer[:, :n].copy() if expected is None else expected
-                if not np.array_equal(buffer[:, :n], expected):
-                    raise SystemExit(f"{name} differs from the baseline")
-            else:
-                seconds[name].append(elapsed)
-    baseline = float(np.median(seconds["baseline"]))
+        runs[name] = (generate_cpu(resolve_schedule(spec, n, dtype), options), buffers[padded])
+        options_of[name] = options
+    seconds = median_seconds(runs, random_distances(n, dtype), rounds)
+    baseline = seconds["baseline"]
     print(f"n = {n}, {dtype}, {rounds} rounds")
-    for name, times in seconds.items():
-        median = float(np.median(times))
-        options = runs[name][2]
+    for name, median in seconds.items():
+        options = options_of[name]
         rows, columns = options.register_block
         print(f"  {name:26s} {median:7.3f} s {n**3 / median / 1e9:7.1f} G/s  x{baseline / median:5.2f}  "
               f"(block {rows} x {columns}, unroll {options.unroll}, prefetch {options.prefetch})", flush=True)

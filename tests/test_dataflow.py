@@ -177,3 +177,11 @@ def test_costs_with_per_role_times_weigh_the_pivot_blocks():
     slow_pivot = {**unit, "I": 3.0}
     assert cost(schedule, procs=2, role_seconds=slow_pivot).time_on_procs == 44
     assert cost(schedule, procs=2, runtime="dataflow", role_seconds=slow_pivot).time_on_procs < 44
+
+
+def test_a_schedule_given_over_points_is_refused_with_what_would_do():
+    schedule = schedules.from_tree('{ domain: "{ S[k, i, j] : 0 <= k, i, j < 4 }", child: { schedule: '
+                                   '"[{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]" } }',
+                                   n=4)
+    with pytest.raises(ValueError, match="runs tile-level schedules"):
+        generate(schedule, dtype="int32", runtime="dataflow")

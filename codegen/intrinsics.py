@@ -268,3 +268,17 @@ def yield_thread(typingctx):
         return context.get_dummy_value()
 
     return types.void(), codegen
+
+
+@intrinsic
+def compare_and_swap(typingctx, array, index, expected, new):
+    """array[index] = new if it holds `expected`, atomically; True for the thread that swapped."""
+    def codegen(context, builder, signature, args):
+        pointer = _element_pointer(context, builder, signature, args)
+        element_type = signature.args[0].dtype
+        old = context.cast(builder, args[2], signature.args[2], element_type)
+        value = context.cast(builder, args[3], signature.args[3], element_type)
+        swapped = builder.cmpxchg(pointer, old, value, "acq_rel", "acquire")
+        return builder.extract_value(swapped, 1)
+
+    return types.boolean(array, index, expected, new), codegen

@@ -14,7 +14,6 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-from scipy.sparse.csgraph import NegativeCycleError as _ScipyNegativeCycleError
 
 from codegen import generate
 from codegen.register_blocks import cpu_key
@@ -26,6 +25,10 @@ from tiling.graphs import (INT32_INF, as_dense, as_semiring_matrix, missing_edge
 from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
 
+from .errors import NegativeCycleError
+from .method import choose_method
+from .sparse import as_csr, johnson
+
 log = logging.getLogger("polyfw")
 
 #: scipy's mark for "no predecessor"
@@ -34,17 +37,6 @@ NO_PREDECESSOR = -9999
 #: (and its two operands) must fit a thread block's shared memory
 DEFAULT_TILES = {"cpu": 128, "cuda": 32, "cudasim": 32}
 DEFAULT_KAPPA = 4
-
-
-class NegativeCycleError(_ScipyNegativeCycleError):
-    """The graph has a cycle of negative weight, so shortest paths are undefined.
-
-    A subclass of scipy's error, so code that catches scipy's catches it too.
-    """
-
-    def __init__(self, vertex: int):
-        self.vertex = vertex
-        super().__init__(f"negative cycle through vertex {vertex}: shortest paths are undefined")
 
 
 class InsufficientMemoryError(MemoryError):
@@ -193,9 +185,21 @@ def initial_predecessors(distances: np.ndarray) -> np.ndarray:
     return pred
 
 
+def _solve_sparse(graph, dtype_name: str, predecessors: bool):
+    """Johnson's distances in solve's conventions (dtype, INF in int32)."""
+    found = johnson(graph, predecessors=predecessors)
+    distances, pred = found if predecessors else (found, None)
+    if dtype_name == "int32":
+        unreachable = np.isinf(distances)
+        distances = np.where(unreachable, INT32_INF, distances).astype(np.int32)
+    else:
+        distances = distances.astype(dtype_name)
+    return distances if pred is None else (distances, pred)
+
+
 def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, kappa: int | None = None,
           target: str = "cpu", dtype=None, directed: bool = True, predecessors: bool = False,
-          weight: str = "weight", semiring: str = "min-plus"):
+          weight: str = "weight", semiring: str = "min-plus", method: str = "dense"):
     """Shortest-path distances between all pairs of vertices of `graph` (or, with another
     semiring, widest paths, minimax paths or reachability).
 
@@ -208,6 +212,9 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     predecessors) in scipy's convention (target 'cpu', min-plus only). target:
     any of codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
     simulator, 'python'); the GPU targets compute in float32 unless
+    method: 'dense' (Floyd-Warshall by the schedule), 'sparse' (Johnson's algorithm on the CSR
+    graph: Bellman-Ford potentials, Dijkstra from every source; min-plus on the CPU) or 'auto'
+    (the faster by polyfw.method's cost model, logged with both predictions).
     dtype='int32'. semiring: 'min-plus' (shortest paths), 'max-min' (widest
     paths: unreachable is -inf, -(2**30 - 1) in int32), 'min-max' (minimax
     paths), 'or-and' (reachability: a bool matrix) - tiling.semirings.
@@ -226,6 +233,17 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         graph = read_graph(graph)  # once: its vertex count first, then its matrix
     n = vertex_count(graph)
     check_memory(n, dtype_name, predecessors)
+    if method not in ("dense", "sparse", "auto"):
+        raise ValueError(f"method must be 'dense', 'sparse' or 'auto', got {method!r}")
+    if method != "dense":
+        if ring is not MIN_PLUS or target != "cpu":
+            raise ValueError(f"method={method!r} solves min-plus on the CPU; use method='dense' for semiring "
+                             f"{ring.name} on target {target!r}")
+        sparse_graph = as_csr(graph, directed=directed, weight=weight)
+        choice = choose_method(n, sparse_graph.m, dtype_name, machine_tuning(tuning_table(), "cpu").get("rates"))
+        log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
+        if method == "sparse" or choice.method == "sparse":
+            return _solve_sparse(sparse_graph, dtype_name, predecessors)
     # the kernels take padded rows: the input is written straight into them
     matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
     distances = matrix[:, :n]

@@ -1,0 +1,85 @@
+"""A graph as compressed sparse rows, from every input tiling.graphs accepts.
+
+Seed 002 "extends" CSR with the source vertex of every edge, so that an
+edge-parallel kernel has each edge as a work item without searching the row
+offsets; `sources` is that array. Parallel edges keep the lightest (as the
+dense path does); a self-loop matters only when negative (a negative cycle).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from tiling.graphs import Edges, GraphInputError, _as_edges_or_dense, _check_weights
+
+
+@dataclass(frozen=True, eq=False)
+class CSRGraph:
+    n: int
+    #: row offsets (n + 1), targets and weights of each vertex's out-edges, sorted by target
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return int(self.indices.shape[0])
+
+    @cached_property
+    def sources(self) -> np.ndarray:
+        """The source vertex of every edge (seed 002's extended CSR)."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+
+    @cached_property
+    def reverse(self) -> CSRGraph:
+        """The graph with every edge turned around (in-edges as rows): bottom-up BFS reads it."""
+        return _from_arrays(self.n, self.indices.astype(np.int64), self.sources, self.weights)
+
+    @property
+    def out_degree(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+
+def _from_arrays(n: int, source: np.ndarray, target: np.ndarray, weight: np.ndarray) -> CSRGraph:
+    """Sorted by (source, target, weight); of repeated (source, target) pairs the lightest stays."""
+    order = np.lexsort((weight, target, source))
+    source, target, weight = source[order], target[order], weight[order]
+    first = np.ones(len(source), dtype=bool)
+    first[1:] = (source[1:] != source[:-1]) | (target[1:] != target[:-1])
+    source, target, weight = source[first], target[first], weight[first]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(source, minlength=n), out=indptr[1:])
+    return CSRGraph(n, indptr, target.astype(np.int32 if n < 2**31 else np.int64), weight.astype(np.float64))
+
+
+def as_csr(graph, directed: bool = True, weight: str = "weight") -> CSRGraph:
+    """The CSR form of a numpy matrix (INF: no edge), scipy.sparse matrix, networkx graph, Edges
+    or DIMACS / Matrix Market path; undirected graphs (directed=False, or networkx) get both arcs."""
+    if isinstance(graph, CSRGraph):
+        return graph
+    found, input_directed = _as_edges_or_dense(graph, weight)
+    directed = directed and input_directed
+    if isinstance(found, Edges):
+        edges = found
+        values = np.asarray(edges.weight)
+        _check_weights(values, "edge weights")
+        if values.size and np.isinf(values).any():
+            raise GraphInputError("edge weights must be finite (leave a missing edge out instead of giving it inf)")
+        source, target, values = np.asarray(edges.source), np.asarray(edges.target), values.astype(np.float64)
+        n = edges.n
+    else:
+        matrix = np.asarray(found)
+        n = matrix.shape[0]
+        present = np.isfinite(matrix)
+        np.fill_diagonal(present, np.diag(matrix) < 0)  # a self-loop matters only when negative
+        source, target = np.nonzero(present)
+        values = matrix[source, target].astype(np.float64)
+    if source.size and (source.min() < 0 or target.min() < 0 or max(source.max(), target.max()) >= n):
+        raise GraphInputError(f"an edge names a vertex outside 0..{n - 1}")
+    source, target = source.astype(np.int64), target.astype(np.int64)
+    if not directed:
+        source, target, values = (np.concatenate([source, target]), np.concatenate([target, source]),
+                                  np.concatenate([values, values]))
+    return _from_arrays(n, source, target, values)

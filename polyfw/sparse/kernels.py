@@ -1,0 +1,146 @@
+"""Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps), Bellman–Ford, Dijkstra,
+and Dijkstra from every source in parallel (Johnson). No GIL: parallel loops are prange, and
+shared writes go through the atomics of codegen.intrinsics."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from codegen.intrinsics import compare_and_swap, fetch_add
+
+NO_PARENT = -1
+
+
+@njit(parallel=True, cache=True)
+def top_down_step(indptr, indices, frontier, count, parent, level, depth, next_frontier, next_count):
+    """Every unvisited out-neighbour of the frontier joins the next one, with the first frontier
+    vertex that claims it (compare-and-swap on parent) as its parent."""
+    for f in prange(count):
+        u = frontier[f]
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if parent[v] == NO_PARENT and compare_and_swap(parent, v, NO_PARENT, u):
+                level[v] = depth + 1
+                next_frontier[fetch_add(next_count, 0, 1)] = v
+
+
+@njit(parallel=True, cache=True)
+def bottom_up_step(in_indptr, in_indices, parent, level, depth):
+    """Every unvisited vertex looks for a parent among its in-neighbours on the frontier (level
+    == depth), stopping at the first: on large frontiers this reads far fewer edges. Each vertex
+    is written by its own iteration only. Returns how many joined."""
+    joined = 0
+    for v in prange(parent.shape[0]):
+        if parent[v] == NO_PARENT:
+            for e in range(in_indptr[v], in_indptr[v + 1]):
+                u = in_indices[e]
+                if level[u] == depth:
+                    parent[v] = u
+                    level[v] = depth + 1
+                    joined += 1
+                    break
+    return joined
+
+
+@njit(cache=True)
+def bellman_ford(indptr, indices, weights, dist, parent, active):
+    """Rounds over the out-edges of the vertices improved in the round before (seed 002's frontier);
+    returns a vertex still improving after n rounds (on or behind a negative cycle) or -1."""
+    n = dist.shape[0]
+    improved = np.zeros(n, dtype=np.bool_)
+    for _ in range(n):
+        any_active = False
+        for u in range(n):
+            if active[u]:
+                active[u] = False
+                du = dist[u]
+                for e in range(indptr[u], indptr[u + 1]):
+                    v = indices[e]
+                    through = du + weights[e]
+                    if through < dist[v]:
+                        dist[v] = through
+                        parent[v] = u
+                        improved[v] = True
+                        any_active = True
+        if not any_active:
+            return -1
+        for v in range(n):
+            if improved[v]:
+                active[v] = True
+                improved[v] = False
+    for u in range(n):
+        if active[u]:
+            return u
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _push(keys, values, size, key, value):
+    at = size
+    keys[at], values[at] = key, value
+    while at > 0:
+        up = (at - 1) // 2
+        if keys[up] <= keys[at]:
+            break
+        keys[up], keys[at] = keys[at], keys[up]
+        values[up], values[at] = values[at], values[up]
+        at = up
+    return size + 1
+
+
+@njit(cache=True, inline="always")
+def _pop(keys, values, size):
+    size -= 1
+    keys[0], values[0] = keys[size], values[size]
+    at = 0
+    while True:
+        left, smallest = 2 * at + 1, at
+        if left < size and keys[left] < keys[smallest]:
+            smallest = left
+        if left + 1 < size and keys[left + 1] < keys[smallest]:
+            smallest = left + 1
+        if smallest == at:
+            return size
+        keys[smallest], keys[at] = keys[at], keys[smallest]
+        values[smallest], values[at] = values[at], values[smallest]
+        at = smallest
+
+
+@njit(cache=True)
+def dijkstra(indptr, indices, weights, source, dist, parent, keys, values):
+    """Dijkstra from `source` (non-negative weights) with a binary heap and lazy deletion; keys and
+    values are scratch of at least m + 1 entries."""
+    dist[source] = 0.0
+    size = _push(keys, values, 0, 0.0, source)
+    while size > 0:
+        d, u = keys[0], values[0]
+        size = _pop(keys, values, size)
+        if d > dist[u]:
+            continue
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            through = d + weights[e]
+            if through < dist[v]:
+                dist[v] = through
+                parent[v] = u
+                size = _push(keys, values, size, through, v)
+
+
+@njit(parallel=True, cache=True)
+def dijkstra_from_every(indptr, indices, weights, potential, dist, parent, workers):
+    """Johnson's second half: Dijkstra on the reweighted graph from each source, in parallel over
+    sources, then the potentials taken back out. dist, parent: n x n, filled here. Each worker
+    takes every workers-th source with heap scratch of its own (allocating it per source inside
+    the parallel loop cost a quarter of the run)."""
+    n = dist.shape[0]
+    for w in prange(workers):
+        keys = np.empty(indices.shape[0] + 1)
+        values = np.empty(indices.shape[0] + 1, dtype=np.int64)
+        for s in range(w, n, workers):
+            row, row_parent = dist[s], parent[s]
+            row[:] = np.inf
+            row_parent[:] = NO_PARENT
+            dijkstra(indptr, indices, weights, s, row, row_parent, keys, values)
+            for v in range(n):
+                if row[v] < np.inf:
+                    row[v] = row[v] - potential[s] + potential[v]

@@ -1,0 +1,142 @@
+"""BFS, single-source shortest paths and Johnson's all-pairs shortest paths on a CSR graph."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from tiling.graphs import GraphInputError
+
+from ..errors import NegativeCycleError
+from .csr import CSRGraph, as_csr
+from .kernels import NO_PARENT, bellman_ford, bottom_up_step, dijkstra, dijkstra_from_every, top_down_step
+
+#: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
+#: top-down again once the frontier is below n / BETA vertices
+ALPHA, BETA = 14, 24
+#: scipy's mark for "no predecessor"
+NO_PREDECESSOR = -9999
+
+
+def _check_source(source, n: int) -> int:
+    if not isinstance(source, (int, np.integer)) or isinstance(source, bool) or not 0 <= source < n:
+        raise GraphInputError(f"source must be a vertex 0..{n - 1}, got {source!r}")
+    return int(source)
+
+
+def _smallest_levels(level: np.ndarray) -> np.ndarray:
+    """Levels in the smallest unsigned dtype that holds them, unreached as its largest value
+    (seed 002 keeps levels in one byte)."""
+    deepest = int(level.max(initial=0))
+    dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if deepest < np.iinfo(t).max)
+    found = np.full(level.shape, np.iinfo(dtype).max, dtype=dtype)
+    reached = level >= 0
+    found[reached] = level[reached]
+    return found
+
+
+def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(levels, parents) of a breadth-first search from `source`: levels in the smallest unsigned
+    dtype, unreached = its maximum; parents -1 where unreached (the source is its own parent).
+
+    direction: 'top-down' (each frontier vertex claims its unvisited out-neighbours) or
+    'optimizing' (bottom-up steps while the frontier is large, Beamer's heuristic)."""
+    if direction not in ("top-down", "optimizing"):
+        raise ValueError(f"direction must be 'top-down' or 'optimizing', got {direction!r}")
+    csr = as_csr(graph, directed=directed)
+    source = _check_source(source, csr.n)
+    n = csr.n
+    parent = np.full(n, NO_PARENT, dtype=np.int64)
+    level = np.full(n, -1, dtype=np.int32)
+    parent[source], level[source] = source, 0
+    frontier = np.empty(max(n, 1), dtype=np.int64)
+    frontier[0], count = source, 1
+    next_frontier = np.empty_like(frontier)
+    degree = csr.out_degree
+    unvisited_edges = csr.m - int(degree[source])
+    depth, bottom_up = 0, False
+    while count:
+        frontier_edges = int(degree[frontier[:count]].sum()) if not bottom_up else 0
+        if direction == "optimizing":
+            if not bottom_up and frontier_edges > unvisited_edges / ALPHA:
+                bottom_up = True
+            elif bottom_up and count < n / BETA:
+                bottom_up = False
+        if bottom_up:
+            reverse = csr.reverse
+            count = bottom_up_step(reverse.indptr, reverse.indices, parent, level, depth)
+            if count and count < n / BETA:  # the next step goes top-down: it needs the list
+                frontier[:count] = np.flatnonzero(level == depth + 1)
+        else:
+            next_count = np.zeros(1, dtype=np.int64)
+            top_down_step(csr.indptr, csr.indices, frontier, count, parent, level, depth, next_frontier, next_count)
+            count = int(next_count[0])
+            frontier, next_frontier = next_frontier, frontier
+        depth += 1
+        if count:
+            unvisited_edges -= int(degree[level == depth].sum())
+    return _smallest_levels(level), parent
+
+
+def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:
+    """A vertex on the cycle: n steps back along the parents from one still improving."""
+    v = still_improving
+    for _ in range(parent.shape[0]):
+        v = int(parent[v])
+    return v
+
+
+def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(distances, parents) from `source`: inf and -1 where unreachable.
+
+    method: 'dijkstra' (non-negative weights), 'bellman-ford' (any weights; NegativeCycleError
+    naming a vertex on a cycle reachable from the source) or 'auto' (Dijkstra unless a weight is
+    negative)."""
+    if method not in ("auto", "dijkstra", "bellman-ford"):
+        raise ValueError(f"method must be 'auto', 'dijkstra' or 'bellman-ford', got {method!r}")
+    csr = as_csr(graph, directed=directed)
+    source = _check_source(source, csr.n)
+    negative = bool(csr.m) and float(csr.weights.min()) < 0
+    if method == "dijkstra" and negative:
+        raise GraphInputError("Dijkstra needs non-negative weights; use method='bellman-ford'")
+    dist = np.full(csr.n, np.inf)
+    parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
+    if method == "bellman-ford" or negative:
+        dist[source] = 0.0
+        active = np.zeros(csr.n, dtype=np.bool_)
+        active[source] = True
+        stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
+        if stuck >= 0:
+            raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+    else:
+        scratch = csr.m + 1
+        dijkstra(csr.indptr, csr.indices, csr.weights, source, dist, parent, np.empty(scratch),
+                 np.empty(scratch, dtype=np.int64))
+    parent[source] = source
+    return dist, parent
+
+
+def potentials(csr: CSRGraph) -> np.ndarray:
+    """Johnson's vertex potentials: distances from a virtual source joined to every vertex by a
+    zero edge (Bellman–Ford); w + h[u] - h[v] is then non-negative on every edge."""
+    h = np.zeros(csr.n)
+    parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
+    stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, h, parent, np.ones(csr.n, dtype=np.bool_))
+    if stuck >= 0:
+        raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+    return h
+
+
+def johnson(graph, directed: bool = True, predecessors: bool = False):
+    """All-pairs shortest paths of a sparse graph: Bellman–Ford potentials, then Dijkstra from every
+    source in parallel. Distances n x n (inf: unreachable), and with predecessors=True also the
+    predecessor matrix in scipy's convention (-9999 on the diagonal and where unreachable)."""
+    csr = as_csr(graph, directed=directed)
+    h = potentials(csr) if csr.m and float(csr.weights.min()) < 0 else np.zeros(csr.n)
+    reweighted = np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
+    dist = np.empty((csr.n, csr.n))
+    parent = np.empty((csr.n, csr.n), dtype=np.int64)
+    dijkstra_from_every(csr.indptr, csr.indices, reweighted, h, dist, parent, 4 * numba.get_num_threads())
+    if not predecessors:
+        return dist
+    parent[parent == NO_PARENT] = NO_PREDECESSOR
+    return dist, parent.astype(np.int32)

@@ -1,0 +1,213 @@
+"""Sparse algorithms: exact against scipy, every tree checked by Graph500's five rules, and the
+rules shown to catch broken trees."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
+from scipy.sparse.csgraph import shortest_path
+
+from polyfw import NegativeCycleError, solve
+from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, sssp, validate_bfs,
+                           validate_sssp)
+from tiling.graphs import INT32_INF, GraphInputError, minnesota_road_graph
+
+
+def _scipy(csr) -> sp.csr_array:
+    return sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
+
+
+def _levels_by_scipy(csr, source: int) -> np.ndarray:
+    return scipy_dijkstra(_scipy(csr), indices=source, unweighted=True)
+
+
+def _graphs():
+    rmat = as_csr(rmat_edges(10, seed=1, weighted=True), directed=False)
+    road = as_csr(minnesota_road_graph())
+    rng = np.random.default_rng(5)
+    dense = rng.integers(1, 50, size=(60, 60)).astype(np.float64)
+    dense[rng.random((60, 60)) < 0.9] = np.inf
+    return {"rmat": rmat, "road": road, "random": as_csr(dense)}
+
+
+GRAPHS = _graphs()
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("direction", ["top-down", "optimizing"])
+def test_bfs_levels_are_scipys_and_the_tree_passes_graph500s_rules(name, direction):
+    csr = GRAPHS[name]
+    for source in np.flatnonzero(csr.out_degree > 0)[:3]:
+        levels, parent = bfs(csr, int(source), direction=direction)
+        validate_bfs(csr, int(source), levels, parent)
+        expected = _levels_by_scipy(csr, int(source))
+        reached = np.isfinite(expected)
+        assert np.array_equal(levels != np.iinfo(levels.dtype).max, reached)
+        assert np.array_equal(levels[reached], expected[reached])
+
+
+def test_levels_take_the_smallest_dtype():
+    path = nx.path_graph(300)
+    levels, _ = bfs(path, 0)
+    assert levels.dtype == np.uint16 and levels[-1] == 299
+    assert bfs(nx.path_graph(10), 0)[0].dtype == np.uint8
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("method", ["dijkstra", "bellman-ford"])
+def test_sssp_is_exact_and_passes_graph500s_rules(name, method):
+    csr = GRAPHS[name]
+    for source in np.flatnonzero(csr.out_degree > 0)[:3]:
+        dist, parent = sssp(csr, int(source), method=method)
+        validate_sssp(csr, int(source), dist, parent)
+        assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=int(source)))
+
+
+def _with_negative_edges(n: int, seed: int) -> np.ndarray:
+    """Positive weights shifted by vertex potentials: negative edges, no negative cycle."""
+    rng = np.random.default_rng(seed)
+    potential = rng.integers(0, 20, size=n)
+    weights = (rng.integers(1, 30, size=(n, n)) + potential[:, None] - potential[None, :]).astype(np.float64)
+    weights[weights == 0] = 1  # scipy reads a stored 0 as no edge
+    weights[rng.random((n, n)) < 0.85] = np.inf
+    np.fill_diagonal(weights, np.inf)
+    return weights
+
+
+def test_negative_edges_bellman_ford_and_johnson_match_scipy():
+    weights = _with_negative_edges(50, 2)
+    csr = as_csr(weights)
+    assert csr.weights.min() < 0
+    reference = shortest_path(_scipy(csr), method="BF")
+    dist, parent = sssp(csr, 0)  # 'auto' takes Bellman-Ford for negative weights
+    validate_sssp(csr, 0, dist, parent)
+    assert np.array_equal(dist, reference[0])
+    distances, pred = johnson(csr, predecessors=True)
+    assert np.array_equal(distances, reference)
+    # every predecessor chain ends at its source with the path's length
+    for i, j in zip(*np.nonzero(np.isfinite(distances) & ~np.eye(50, dtype=bool))):
+        length, v = 0.0, j
+        while v != i:
+            length += weights[pred[i, v], v]
+            v = pred[i, v]
+        assert length == distances[i, j]
+    assert pred[0, 0] == -9999
+
+
+def test_a_negative_cycle_names_a_vertex_on_it():
+    weights = np.full((6, 6), np.inf)
+    for u, v, w in [(0, 1, 1), (1, 2, -2), (2, 3, 1), (3, 1, -1), (4, 5, 1)]:
+        weights[u, v] = w
+    with pytest.raises(NegativeCycleError) as error:
+        sssp(weights, 0, method="bellman-ford")
+    assert error.value.vertex in (1, 2, 3)
+    with pytest.raises(NegativeCycleError) as error:
+        johnson(weights)
+    assert error.value.vertex in (1, 2, 3)
+    # not reachable from the source: no error from a single-source search
+    dist, _ = sssp(weights, 4)
+    assert dist[5] == 1 and np.isinf(dist[0])
+
+
+def test_zero_weight_cycles_isolated_vertices_and_bad_input():
+    weights = np.full((5, 5), np.inf)
+    weights[0, 1] = weights[1, 0] = 0.0  # a zero-weight cycle
+    weights[1, 2] = 3
+    dist, parent = sssp(weights, 0)
+    assert list(dist[:3]) == [0, 0, 3] and np.isinf(dist[3:]).all()
+    validate_sssp(as_csr(weights), 0, dist, parent)
+    levels, _ = bfs(weights, 4)  # isolated
+    assert levels[4] == 0 and (levels[:4] == 255).all()
+    with pytest.raises(GraphInputError, match="source must be a vertex 0..4, got 5"):
+        bfs(weights, 5)
+    with pytest.raises(GraphInputError, match="source must be a vertex"):
+        sssp(np.zeros((0, 0)), 0)
+    nan = weights.copy()
+    nan[2, 3] = np.nan
+    with pytest.raises(GraphInputError, match="NaN"):
+        sssp(nan, 0)
+    with pytest.raises(GraphInputError, match="Dijkstra needs non-negative weights"):
+        sssp(_with_negative_edges(10, 1), 0, method="dijkstra")
+
+
+def test_parallel_edges_keep_the_lightest_and_negative_self_loops_are_cycles():
+    graph = nx.MultiDiGraph()
+    graph.add_weighted_edges_from([(0, 1, 5), (0, 1, 2), (1, 2, 1)])
+    dist, _ = sssp(graph, 0)
+    assert list(dist) == [0, 2, 3]
+    loop = np.full((3, 3), np.inf)
+    loop[0, 1], loop[1, 1] = 1, -1
+    with pytest.raises(NegativeCycleError):
+        sssp(loop, 0)
+
+
+def test_the_rules_catch_broken_trees():
+    csr = GRAPHS["rmat"]
+    source = int(np.flatnonzero(csr.out_degree > 0)[0])
+    levels, parent = bfs(csr, source)
+    deep = int(np.flatnonzero((levels >= 2) & (levels != 255))[0])
+    broken = parent.copy()
+    broken[deep] = source  # not an edge, or a level jump
+    with pytest.raises(ValidationError, match="rule [25]"):
+        validate_bfs(csr, source, levels, broken)
+    cycle = parent.copy()
+    child = int(np.flatnonzero(parent == deep)[0]) if (parent == deep).any() else deep
+    cycle[deep], cycle[child] = child, deep
+    with pytest.raises(ValidationError, match="rule"):
+        validate_bfs(csr, source, levels, cycle)
+    shallow = levels.copy()
+    shallow[deep] += 1
+    with pytest.raises(ValidationError, match="rule [23]"):
+        validate_bfs(csr, source, shallow, parent)
+    dist, dparent = sssp(csr, source)
+    longer = dist.copy()
+    longer[deep] += 1
+    with pytest.raises(ValidationError, match="rule [23]"):
+        validate_sssp(csr, source, longer, dparent)
+    unreached = dist.copy()
+    unreached[deep] = np.inf
+    with pytest.raises(ValidationError, match="rule 4"):
+        validate_sssp(csr, source, unreached, dparent)
+
+
+def test_rmat_follows_graph500():
+    edges = rmat_edges(8, seed=3)
+    assert edges.n == 256 and len(edges.source) == 16 * 256
+    assert edges.source.max() < 256 and edges.target.min() >= 0
+    # the skew survives the permutation: a few vertices hold many edges
+    degree = np.bincount(np.concatenate([edges.source, edges.target]), minlength=256)
+    assert degree.max() > 8 * np.median(degree)
+    assert np.array_equal(rmat_edges(8, seed=3).source, edges.source)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.integers(2, 30), st.floats(0.05, 0.5), st.integers(0, 10**6))
+def test_random_graphs_sssp_bfs_and_johnson(n, density, seed):
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(1, 20, size=(n, n)).astype(np.float64)
+    weights[rng.random((n, n)) > density] = np.inf
+    csr = as_csr(weights)
+    source = int(rng.integers(n))
+    dist, parent = sssp(csr, source)
+    validate_sssp(csr, source, dist, parent)
+    levels, bparent = bfs(csr, source)
+    validate_bfs(csr, source, levels, bparent)
+    assert np.array_equal(johnson(csr), shortest_path(_scipy(csr)))
+
+
+def test_solve_picks_dense_or_sparse_and_both_agree(caplog):
+    graph = minnesota_road_graph()
+    with caplog.at_level("INFO", logger="polyfw"):
+        sparse = solve(graph, method="sparse", dtype="int32")
+    assert "predicted: dense Floyd-Warshall" in caplog.text
+    assert np.array_equal(sparse, solve(graph, dtype="int32"))
+    weights = np.full((4, 4), np.inf)
+    weights[0, 1] = 2
+    small = solve(weights, method="auto", dtype="int32")
+    assert small[0, 1] == 2 and small[1, 0] == INT32_INF
+    with pytest.raises(ValueError, match="method must be 'dense', 'sparse' or 'auto'"):
+        solve(weights, method="fast")

@@ -32,13 +32,40 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
                    target=args.target, dtype=args.dtype, directed=not args.undirected,
-                   predecessors=args.predecessors is not None, semiring=args.semiring)
+                   predecessors=args.predecessors is not None, semiring=args.semiring, method=args.method)
     distances, predecessors = result if args.predecessors else (result, None)
     np.save(args.output, distances)
     print(f"wrote {distances.shape[0]} x {distances.shape[1]} {distances.dtype} distances to {args.output}")
     if predecessors is not None:
         np.save(args.predecessors, predecessors)
         print(f"wrote predecessors to {args.predecessors}")
+    return 0
+
+
+def _file_source(path: str, source: int) -> int:
+    """DIMACS .gr and Matrix Market files number vertices from 1; polyfw from 0."""
+    return source - 1 if str(path).endswith((".gr", ".mtx")) else source
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from tiling.graphs import read_graph
+
+    from .sparse import bfs, sssp
+
+    graph = read_graph(args.input)
+    source = _file_source(args.input, args.source)
+    if args.command == "bfs":
+        result, parent = bfs(graph, source, directed=not args.undirected)
+        unreached = int((result == np.iinfo(result.dtype).max).sum())
+        what = f"{result.dtype} levels (unreached: {np.iinfo(result.dtype).max}, {unreached} vertices)"
+    else:
+        result, parent = sssp(graph, source, directed=not args.undirected)
+        what = f"distances ({int(np.isinf(result).sum())} vertices unreachable: inf)"
+    np.save(args.output, result)
+    print(f"wrote {result.shape[0]} {what} from vertex {args.source} to {args.output}")
+    if args.parents:
+        np.save(args.parents, parent)
+        print(f"wrote parents (0-based, -1: unreached) to {args.parents}")
     return 0
 
 
@@ -280,7 +307,19 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
     solve.add_argument("--semiring", default="min-plus", choices=list(SEMIRINGS),
                        help="min-plus: shortest paths; max-min: widest; min-max: minimax; or-and: reachability")
+    solve.add_argument("--method", default="dense", choices=("dense", "sparse", "auto"),
+                       help="dense: Floyd-Warshall by the schedule; sparse: Johnson; auto: the faster by the cost model")
     solve.set_defaults(run=_cmd_solve)
+
+    for name, what in (("bfs", "breadth-first levels"), ("sssp", "single-source shortest distances")):
+        search = commands.add_parser(name, help=f"{what} from one vertex of a graph file")
+        search.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file")
+        search.add_argument("--source", type=int, required=True,
+                            help="the source vertex, numbered as in the file (from 1 in .gr and .mtx)")
+        search.add_argument("-o", "--output", required=True, help="where to save the result (.npy)")
+        search.add_argument("--parents", default=None, metavar="P.npy", help="also save the parent of each vertex")
+        search.add_argument("--undirected", action="store_true", help="use every edge in both directions")
+        search.set_defaults(run=_cmd_search)
 
     emit = commands.add_parser("emit", help="print the generated code of a schedule and isl's C AST")
     _family_options(emit, tree=True)

@@ -9,13 +9,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
+from scipy.sparse.csgraph import shortest_path
 
 from codegen import generate
 from codegen.reference import floyd_warshall_naive
 from schedules.cost import cost
 from tiling.graphs import as_float_distances, dense_to_sparse
 
+from .method import choose_method
 from .solve import padded_stride, resolve_schedule
+from .sparse import as_csr, johnson
 
 
 @dataclass
@@ -89,8 +92,32 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
             row.model_stages, row.model_traffic, row.model_writebacks_saved = (
                 report.stages, report.traffic, report.writebacks_saved)
         rows.append(row)
+    if target == "cpu":
+        rows += _sparse_rows(matrix, expected, scipy_seconds, naive_seconds, repeats)
     if progress:
         _progress(steps, steps, "done")
+    return rows
+
+
+#: the sparse rows are left out where Johnson is predicted to take longer than this
+SPARSE_UP_TO_SECONDS = 60.0
+
+
+def _sparse_rows(matrix: np.ndarray, expected: np.ndarray, scipy_seconds: float, naive_seconds: float,
+                 repeats: int) -> list[Row]:
+    """scipy's default (Dijkstra from every source on sparse graphs) and polyfw's Johnson, both checked."""
+    n = matrix.shape[0]
+    graph = as_csr(as_float_distances(matrix))  # int32 marks missing edges with INT32_INF
+    if choose_method(n, graph.m, matrix.dtype.name).sparse_seconds > SPARSE_UP_TO_SECONDS:
+        return []
+    rows = []
+    contenders = {"scipy-auto": ("shortest_path(method='auto')", lambda: shortest_path(dense_to_sparse(matrix))),
+                  "polyfw-sparse": ("Johnson, parallel over sources", lambda: johnson(graph))}
+    for name, (parameters, run) in contenders.items():
+        exact = bool(np.array_equal(run(), expected))
+        seconds = median_seconds(run, repeats)
+        rows.append(Row(name, parameters, seconds, n**3 / seconds, scipy_seconds / seconds, naive_seconds / seconds,
+                        exact, 0.0))
     return rows
 
 

@@ -84,10 +84,10 @@ def test_demo_on_part_of_the_road_network(tmp_path, capsys):
                  "--csv", str(csv_path), "--plot", str(png)]) == 0
     out = capsys.readouterr().out
     assert "Minnesota road network" in out
-    for family in ("scipy", "naive-kernel", "classic", "generalized", "recursive"):
+    for family in ("scipy", "naive-kernel", "classic", "generalized", "recursive", "scipy-auto", "polyfw-sparse"):
         assert family in out
     rows = list(csv.DictReader(csv_path.open()))
-    assert len(rows) == 6 and all(row["exact"] == "True" for row in rows)
+    assert len(rows) == 8 and all(row["exact"] == "True" for row in rows)
     assert png.stat().st_size > 1000
 
 
@@ -113,3 +113,17 @@ def test_console_script_is_installed():
     script = Path(sys.executable).parent / "polyfw"
     result = subprocess.run([str(script), "deps", "--n", "2"], capture_output=True, text=True)
     assert result.returncode == 0 and "Relaxed dependences" in result.stdout
+
+
+def test_bfs_and_sssp_number_vertices_as_the_file_does(tmp_path, capsys):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 4 3\na 1 2 4\na 2 3 5\na 4 1 1\n")
+    levels, dist, parents = tmp_path / "l.npy", tmp_path / "d.npy", tmp_path / "p.npy"
+    assert main(["bfs", str(graph), "--source", "1", "-o", str(levels), "--parents", str(parents)]) == 0
+    assert list(np.load(levels)) == [0, 1, 2, 255] and list(np.load(parents)) == [0, 0, 1, -1]
+    assert main(["sssp", str(graph), "--source", "2", "-o", str(dist)]) == 0
+    found = np.load(dist)
+    assert found[1] == 0 and found[2] == 5 and np.isinf(found[0]) and np.isinf(found[3])
+    assert "(2 vertices unreachable: inf) from vertex 2" in capsys.readouterr().out
+    assert main(["solve", str(graph), "-o", str(dist), "--method", "sparse"]) == 0
+    assert np.load(dist)[3, 2] == 10

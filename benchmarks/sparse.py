@@ -1,0 +1,117 @@
+"""Graph500-style TEPS for BFS and SSSP on R-MAT graphs, and Johnson on the road network, beside
+scipy (and networkx) in the same run (issue 14). Not a test.
+
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/sparse.py [--scales 14 16 18] [--roots 64]
+
+Roots are drawn among vertices of degree >= 1 (Graph500). Every polyfw result
+is validated by Graph500's five rules and its distances or levels compared
+with scipy's; TEPS counts the input edges (R-MAT's list, self-loops and
+repeats included) whose endpoints the search reached, and the figure per
+contender is the harmonic mean over roots. The contenders alternate root by root.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from polyfw.sparse import as_csr, bfs, johnson, rmat_edges, sssp, validate_bfs, validate_sssp  # noqa: E402
+
+import networkx as nx  # noqa: E402
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from scipy.sparse.csgraph import breadth_first_order, dijkstra, shortest_path  # noqa: E402
+
+from codegen.register_blocks import cpu_description  # noqa: E402
+from tiling.graphs import minnesota_road_graph  # noqa: E402
+
+
+def harmonic_mean(values: list[float]) -> float:
+    return len(values) / sum(1.0 / v for v in values)
+
+
+def timed(run):
+    started = time.perf_counter()
+    found = run()
+    return found, time.perf_counter() - started
+
+
+def bench_scale(scale: int, roots: int, networkx_roots: int) -> None:
+    edges = rmat_edges(scale, seed=scale, weighted=True)
+    csr = as_csr(edges, directed=False)
+    matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
+    rng = np.random.default_rng(scale)
+    chosen = rng.choice(np.flatnonzero(csr.out_degree > 0), size=roots, replace=False)
+    teps: dict[str, list[float]] = {}
+    graph = nx.Graph() if networkx_roots else None
+    if graph is not None:
+        graph.add_edges_from(zip(csr.sources.tolist(), csr.indices.tolist()))
+    bfs(csr, int(chosen[0]))  # compile
+    sssp(csr, int(chosen[0]))
+    for number, root in enumerate(int(r) for r in chosen):
+        contenders = {
+            "polyfw BFS direction-optimizing": lambda: bfs(csr, root),
+            "polyfw BFS top-down": lambda: bfs(csr, root, direction="top-down"),
+            "scipy breadth_first_order": lambda: breadth_first_order(matrix, root, directed=False),
+            "polyfw SSSP (Dijkstra)": lambda: sssp(csr, root),
+            "scipy dijkstra": lambda: dijkstra(matrix, indices=root),
+        }
+        if number < 2:
+            contenders["polyfw SSSP (Bellman-Ford)"] = lambda: sssp(csr, root, method="bellman-ford")
+        if number < networkx_roots:
+            contenders["networkx BFS"] = lambda: nx.single_source_shortest_path_length(graph, root)
+        results = {name: timed(run) for name, run in contenders.items()}
+        levels, parent = results["polyfw BFS direction-optimizing"][0]
+        validate_bfs(csr, root, levels, parent)
+        dist, dparent = results["polyfw SSSP (Dijkstra)"][0]
+        validate_sssp(csr, root, dist, dparent)
+        if not np.array_equal(dist, results["scipy dijkstra"][0]):
+            raise SystemExit(f"SSSP from {root} differs from scipy's")
+        reached = levels != np.iinfo(levels.dtype).max
+        component_edges = int((reached[edges.source] & reached[edges.target]).sum())
+        for name, (_, seconds) in results.items():
+            teps.setdefault(name, []).append(component_edges / seconds)
+    print(f"scale {scale}: {csr.n} vertices, {len(edges.source)} input edges, {roots} roots", flush=True)
+    for name, values in teps.items():
+        print(f"  {name:34s} {harmonic_mean(values) / 1e6:10.1f} M TEPS (harmonic mean of {len(values)})")
+    for ours, theirs in (("polyfw BFS direction-optimizing", "scipy breadth_first_order"),
+                         ("polyfw SSSP (Dijkstra)", "scipy dijkstra")):
+        print(f"  {ours} / {theirs}: x{harmonic_mean(teps[ours]) / harmonic_mean(teps[theirs]):.2f}")
+
+
+def bench_road(repeats: int) -> None:
+    csr = as_csr(minnesota_road_graph())
+    matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
+    expected = shortest_path(matrix, method="auto")
+    if not np.array_equal(johnson(csr), expected):
+        raise SystemExit("Johnson differs from scipy on the road network")
+    seconds: dict[str, list[float]] = {"scipy shortest_path(method='auto')": [], "polyfw Johnson": []}
+    for _ in range(repeats):
+        seconds["scipy shortest_path(method='auto')"].append(timed(lambda: shortest_path(matrix, method="auto"))[1])
+        seconds["polyfw Johnson"].append(timed(lambda: johnson(csr))[1])
+    medians = {name: float(np.median(values)) for name, values in seconds.items()}
+    print(f"road network: {csr.n} vertices, {csr.m} arcs; median of {repeats}")
+    for name, value in medians.items():
+        print(f"  {name:36s} {value:7.3f} s")
+    print(f"  Johnson x{medians[next(iter(medians))] / medians['polyfw Johnson']:.2f} scipy")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[14, 16, 18])
+    parser.add_argument("--roots", type=int, default=64)
+    parser.add_argument("--networkx-roots", type=int, default=4, help="roots networkx is timed on (it is slow)")
+    parser.add_argument("--repeats", type=int, default=5, help="road network rounds")
+    args = parser.parse_args()
+    cpu = cpu_description()
+    print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}; {numba.get_num_threads()} threads")
+    bench_road(args.repeats)
+    for scale in args.scales:
+        bench_scale(scale, args.roots, args.networkx_roots)
+
+
+if __name__ == "__main__":
+    main()

@@ -211,3 +211,27 @@ def test_solve_picks_dense_or_sparse_and_both_agree(caplog):
     assert small[0, 1] == 2 and small[1, 0] == INT32_INF
     with pytest.raises(ValueError, match="method must be 'dense', 'sparse' or 'auto'"):
         solve(weights, method="fast")
+
+
+@pytest.mark.parametrize("variant", ["edge", "vertex"])
+def test_cuda_bfs_and_bellman_ford_in_the_simulator(variant):
+    from polyfw.sparse.cuda import bfs_cuda, sssp_cuda
+
+    csr = as_csr(rmat_edges(6, seed=2, weighted=True), directed=False)
+    source = int(np.flatnonzero(csr.out_degree > 0)[0])
+    level, parent = bfs_cuda(csr, source, variant=variant)
+    expected = _levels_by_scipy(csr, source)
+    assert np.array_equal(np.where(level < 0, np.inf, level), expected)
+    levels = np.where(level < 0, 255, level).astype(np.uint8)
+    validate_bfs(csr, source, levels, parent)
+    dist, dparent = sssp_cuda(csr, source, variant=variant)
+    validate_sssp(csr, source, dist, dparent)
+    assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=source))
+    weights = _with_negative_edges(12, 4)
+    dist, dparent = sssp_cuda(weights, 0, variant=variant)
+    assert np.array_equal(dist, shortest_path(_scipy(as_csr(weights)), method="BF")[0])
+    cycle = np.full((4, 4), np.inf)
+    cycle[0, 1], cycle[1, 2], cycle[2, 1] = 1, -3, 1
+    with pytest.raises(NegativeCycleError) as error:
+        sssp_cuda(cycle, 0, variant=variant)
+    assert error.value.vertex in (1, 2)

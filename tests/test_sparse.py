@@ -58,7 +58,7 @@ def test_levels_take_the_smallest_dtype():
 
 
 @pytest.mark.parametrize("name", GRAPHS)
-@pytest.mark.parametrize("method", ["dijkstra", "bellman-ford"])
+@pytest.mark.parametrize("method", ["dijkstra", "delta-stepping", "bellman-ford"])
 def test_sssp_is_exact_and_passes_graph500s_rules(name, method):
     csr = GRAPHS[name]
     for source in np.flatnonzero(csr.out_degree > 0)[:3]:
@@ -130,7 +130,7 @@ def test_zero_weight_cycles_isolated_vertices_and_bad_input():
     nan[2, 3] = np.nan
     with pytest.raises(GraphInputError, match="NaN"):
         sssp(nan, 0)
-    with pytest.raises(GraphInputError, match="Dijkstra needs non-negative weights"):
+    with pytest.raises(GraphInputError, match="dijkstra needs non-negative weights"):
         sssp(_with_negative_edges(10, 1), 0, method="dijkstra")
 
 
@@ -192,8 +192,9 @@ def test_random_graphs_sssp_bfs_and_johnson(n, density, seed):
     weights[rng.random((n, n)) > density] = np.inf
     csr = as_csr(weights)
     source = int(rng.integers(n))
-    dist, parent = sssp(csr, source)
-    validate_sssp(csr, source, dist, parent)
+    for method in ("dijkstra", "delta-stepping"):
+        dist, parent = sssp(csr, source, method=method)
+        validate_sssp(csr, source, dist, parent)
     levels, bparent = bfs(csr, source)
     validate_bfs(csr, source, levels, bparent)
     assert np.array_equal(johnson(csr), shortest_path(_scipy(csr)))

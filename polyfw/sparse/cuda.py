@@ -17,8 +17,8 @@ from numba import cuda
 
 from tiling.graphs import GraphInputError
 
-from .csr import _from_arrays, as_csr
-from .paths import bfs, sssp
+from .csr import as_csr
+from .paths import _tight_tree, sssp
 
 VARIANTS = ("edge", "vertex")
 THREADS = 128
@@ -126,7 +126,4 @@ def sssp_cuda(graph, source: int, variant: str = "edge", directed: bool = True) 
     else:
         sssp(csr, source, method="bellman-ford")  # raises NegativeCycleError naming a vertex on the cycle
     found = dist.copy_to_host()
-    tight = np.isfinite(found[csr.sources]) & (found[csr.sources] + csr.weights == found[csr.indices])
-    tree = _from_arrays(csr.n, csr.sources[tight], csr.indices[tight].astype(np.int64), csr.weights[tight])
-    _, parent = bfs(tree, source, direction="top-down")
-    return found, parent
+    return found, _tight_tree(csr, source, found)

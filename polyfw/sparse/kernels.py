@@ -144,3 +144,61 @@ def dijkstra_from_every(indptr, indices, weights, potential, dist, parent, worke
             for v in range(n):
                 if row[v] < np.inf:
                     row[v] = row[v] - potential[s] + potential[v]
+
+
+@njit(cache=True, inline="always")
+def _lower(dist, bits, scratch, v, value):
+    """dist[v] = min(dist[v], value) atomically (a compare-and-swap on the float's bits);
+    True if this call lowered it."""
+    scratch[0] = value
+    wanted = scratch.view(np.int64)[0]
+    while True:
+        seen = bits[v]
+        if value >= dist[v]:
+            return False
+        if compare_and_swap(bits, v, seen, wanted):
+            return True
+
+
+@njit(parallel=True, cache=True)
+def _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pending, limit, next_frontier, next_count,
+                    workers):
+    """Relax every out-edge of the frontier in parallel; a lowered vertex still below `limit`
+    (this bucket) joins the next frontier once, one beyond it waits (pending) for its bucket."""
+    for w in prange(workers):
+        scratch = np.empty(1)
+        for f in range(w, count, workers):
+            u = frontier[f]
+            du = dist[u]
+            for e in range(indptr[u], indptr[u + 1]):
+                v = indices[e]
+                through = du + weights[e]
+                if _lower(dist, bits, scratch, v, through):
+                    if through < limit:
+                        # 2: queued in this bucket; from 0 (settled) or 1 (waiting for a later bucket)
+                        if compare_and_swap(pending, v, 0, 2) or compare_and_swap(pending, v, 1, 2):
+                            next_frontier[fetch_add(next_count, 0, 1)] = v
+                    else:
+                        pending[v] = 1
+
+
+@njit(cache=True)
+def _bucket(dist, pending, low, limit, frontier):
+    """The pending vertices whose distance falls in [low, limit): the next bucket's frontier."""
+    count = 0
+    for v in range(dist.shape[0]):
+        if pending[v] != 0 and low <= dist[v] < limit:
+            pending[v] = 0
+            frontier[count] = v
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _next_low(dist, pending):
+    """The smallest distance among pending vertices (inf if none)."""
+    found = np.inf
+    for v in range(dist.shape[0]):
+        if pending[v] != 0 and dist[v] < found:
+            found = dist[v]
+    return found

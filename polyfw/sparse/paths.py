@@ -7,12 +7,14 @@ import numpy as np
 from tiling.graphs import GraphInputError
 
 from ..errors import NegativeCycleError
-from .csr import CSRGraph, as_csr
-from .kernels import NO_PARENT, bellman_ford, bottom_up_step, dijkstra, dijkstra_from_every, top_down_step
+from .csr import CSRGraph, _from_arrays, as_csr
+from .kernels import (NO_PARENT, _bucket, _next_low, _relax_frontier, bellman_ford, bottom_up_step, dijkstra,
+                      dijkstra_from_every, top_down_step)
 
 #: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
 #: top-down again once the frontier is below n / BETA vertices
 ALPHA, BETA = 14, 24
+SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: scipy's mark for "no predecessor"
 NO_PREDECESSOR = -9999
 
@@ -88,16 +90,17 @@ def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:
 def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(distances, parents) from `source`: inf and -1 where unreachable.
 
-    method: 'dijkstra' (non-negative weights), 'bellman-ford' (any weights; NegativeCycleError
-    naming a vertex on a cycle reachable from the source) or 'auto' (Dijkstra unless a weight is
+    method: 'dijkstra' (non-negative weights, serial), 'delta-stepping' (non-negative weights,
+    parallel over each bucket's frontier), 'bellman-ford' (any weights; NegativeCycleError naming
+    a vertex on a cycle reachable from the source) or 'auto' (Dijkstra unless a weight is
     negative)."""
-    if method not in ("auto", "dijkstra", "bellman-ford"):
-        raise ValueError(f"method must be 'auto', 'dijkstra' or 'bellman-ford', got {method!r}")
+    if method not in SSSP_METHODS:
+        raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
     csr = as_csr(graph, directed=directed)
     source = _check_source(source, csr.n)
     negative = bool(csr.m) and float(csr.weights.min()) < 0
-    if method == "dijkstra" and negative:
-        raise GraphInputError("Dijkstra needs non-negative weights; use method='bellman-ford'")
+    if method in ("dijkstra", "delta-stepping") and negative:
+        raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
     dist = np.full(csr.n, np.inf)
     parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
     if method == "bellman-ford" or negative:
@@ -107,12 +110,52 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
         stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
         if stuck >= 0:
             raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+    elif method == "delta-stepping":
+        dist = delta_stepping(csr, source)
+        parent = _tight_tree(csr, source, dist)
     else:
         scratch = csr.m + 1
         dijkstra(csr.indptr, csr.indices, csr.weights, source, dist, parent, np.empty(scratch),
                  np.empty(scratch, dtype=np.int64))
     parent[source] = source
     return dist, parent
+
+
+def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np.ndarray:
+    """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
+    lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
+    next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
+    frontier of parallel work. delta: default the mean weight times 4."""
+    n = csr.n
+    if delta is None:
+        delta = 4.0 * float(csr.weights.mean()) if csr.m else 1.0
+    dist = np.full(n, np.inf)
+    dist[source] = 0.0
+    bits = dist.view(np.int64)
+    pending = np.zeros(n, dtype=np.int64)
+    pending[source] = 1
+    frontier, next_frontier = np.empty(max(n, 1), dtype=np.int64), np.empty(max(n, 1), dtype=np.int64)
+    workers = 4 * numba.get_num_threads()
+    low = 0.0
+    while low < np.inf:
+        limit = (np.floor(low / delta) + 1) * delta
+        count = _bucket(dist, pending, low, limit, frontier)
+        while count:
+            next_count = np.zeros(1, dtype=np.int64)
+            _relax_frontier(csr.indptr, csr.indices, csr.weights, dist, bits, frontier, count, pending, limit,
+                            next_frontier, next_count, workers)
+            count = int(next_count[0])
+            pending[next_frontier[:count]] = 0
+            frontier, next_frontier = next_frontier, frontier
+        low = _next_low(dist, pending)
+    return dist
+
+
+def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
+    """Parents: a BFS tree of the edges on shortest paths (dist[u] + w == dist[v]) from the source."""
+    tight = np.isfinite(dist[csr.sources]) & (dist[csr.sources] + csr.weights == dist[csr.indices])
+    tree = _from_arrays(csr.n, csr.sources[tight], csr.indices[tight].astype(np.int64), csr.weights[tight])
+    return bfs(tree, source, direction="top-down")[1]
 
 
 def potentials(csr: CSRGraph) -> np.ndarray:

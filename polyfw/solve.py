@@ -114,13 +114,21 @@ def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, di
     return rows[-1][1], dict(rows[-1][2])
 
 
+#: the tuning table's dataflow entries apply from this many blocks a side: below it a layer has
+#: too few tiles to overlap, and each new tile size (tile = n when n < tile) compiles a runtime
+DATAFLOW_FROM_BLOCKS = 4
+
+
 def chosen_runtime(schedule: str | Schedule, n: int, dtype: str, target: str = "cpu") -> str:
     """'dataflow' where the schedule's text asks for it, or for 'auto' where the tuning table measured
-    it faster on this CPU; else 'barrier'."""
+    it faster on this CPU (and n has DATAFLOW_FROM_BLOCKS tiles a side); else 'barrier'."""
     if target != "cpu" or isinstance(schedule, Schedule):
         return "barrier"
-    _, params = auto_configuration(n, dtype, target) if schedule == "auto" else parse_schedule(schedule)
-    return str(params.get("runtime", "barrier"))
+    if schedule != "auto":
+        return str(parse_schedule(schedule)[1].get("runtime", "barrier"))
+    params = auto_configuration(n, dtype, target)[1]
+    tile = int(params.get("tile", params.get("base", DEFAULT_TILES["cpu"])))
+    return str(params.get("runtime", "barrier")) if n >= DATAFLOW_FROM_BLOCKS * tile else "barrier"
 
 
 @lru_cache(maxsize=64)

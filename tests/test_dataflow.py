@@ -157,14 +157,17 @@ def test_solve_takes_the_runtime_from_the_schedule_text_or_the_tuning_table(monk
         return real_generate(*args, **kwargs)
 
     monkeypatch.setattr(solve_module, "generate", spy)
-    matrix = polybench_matrix(30).astype(np.float64)
+    matrix = polybench_matrix(40).astype(np.float64)
     expected = scipy_floyd_warshall(matrix)
     assert np.array_equal(solve(matrix, schedule="classic:tile=8,runtime=dataflow"), expected)
     monkeypatch.setattr(solve_module, "auto_configuration",
                         lambda n, dtype, target="cpu": ("generalized", {"tile": 8, "kappa": 2, "runtime": "dataflow"}))
     assert np.array_equal(solve(matrix), expected)
     assert np.array_equal(solve(matrix, schedule="classic:tile=8"), expected)
-    assert seen == ["dataflow", "dataflow", "barrier"]
+    # fewer than four tiles a side: the table's dataflow entry gives way to the barrier runtime
+    small = polybench_matrix(20).astype(np.float64)
+    assert np.array_equal(solve(small), scipy_floyd_warshall(small))
+    assert seen == ["dataflow", "dataflow", "barrier", "barrier"]
 
 
 def test_costs_with_per_role_times_weigh_the_pivot_blocks():

@@ -236,3 +236,22 @@ def test_cuda_bfs_and_bellman_ford_in_the_simulator(variant):
     with pytest.raises(NegativeCycleError) as error:
         sssp_cuda(cycle, 0, variant=variant)
     assert error.value.vertex in (1, 2)
+
+
+@pytest.mark.parametrize("method", ["auto", "FW", "D", "BF", "J"])
+def test_the_scipy_drop_in_shortest_path_matches_scipy(method):
+    from polyfw.scipy_api import shortest_path as drop_in
+
+    rng = np.random.default_rng(11)
+    dense = rng.integers(0, 20, size=(40, 40)).astype(np.float64)
+    dense[rng.random((40, 40)) < 0.8] = 0  # scipy reads dense zeros as missing edges
+    expected, expected_pred = shortest_path(dense, method=method, return_predecessors=True)
+    found, pred = drop_in(dense, method=method, return_predecessors=True)
+    assert np.array_equal(found, expected)
+    assert np.array_equal(pred == -9999, expected_pred == -9999)
+    rows = drop_in(dense, method=method, indices=[3, 7])
+    assert np.array_equal(rows, expected[[3, 7]])
+    single, single_pred = drop_in(dense, method=method, indices=5, return_predecessors=True)
+    assert np.array_equal(single, expected[5]) and single_pred[5] == -9999
+    assert np.array_equal(drop_in(dense, method=method, unweighted=True),
+                          shortest_path(dense, method=method, unweighted=True))

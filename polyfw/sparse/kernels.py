@@ -202,3 +202,16 @@ def _next_low(dist, pending):
         if pending[v] != 0 and dist[v] < found:
             found = dist[v]
     return found
+
+
+@njit(parallel=True, cache=True)
+def tight_parents(indptr, indices, weights, dist, parent):
+    """parent[v] = some u with dist[u] + w(u, v) == dist[v] (an edge on a shortest path). With
+    positive weights every such choice is a tree; concurrent writers of one v each write a valid one."""
+    for u in prange(dist.shape[0]):
+        du = dist[u]
+        if du < np.inf:
+            for e in range(indptr[u], indptr[u + 1]):
+                v = indices[e]
+                if du + weights[e] == dist[v]:
+                    parent[v] = u

@@ -9,7 +9,7 @@ from tiling.graphs import GraphInputError
 from ..errors import NegativeCycleError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .kernels import (NO_PARENT, _bucket, _next_low, _relax_frontier, bellman_ford, bottom_up_step, dijkstra,
-                      dijkstra_from_every, top_down_step)
+                      dijkstra_from_every, tight_parents, top_down_step)
 
 #: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
 #: top-down again once the frontier is below n / BETA vertices
@@ -92,8 +92,8 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
 
     method: 'dijkstra' (non-negative weights, serial), 'delta-stepping' (non-negative weights,
     parallel over each bucket's frontier), 'bellman-ford' (any weights; NegativeCycleError naming
-    a vertex on a cycle reachable from the source) or 'auto' (Dijkstra unless a weight is
-    negative)."""
+    a vertex on a cycle reachable from the source) or 'auto' (delta-stepping unless a weight is
+    negative, then Bellman-Ford)."""
     if method not in SSSP_METHODS:
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
     csr = as_csr(graph, directed=directed)
@@ -110,7 +110,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
         stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
         if stuck >= 0:
             raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
-    elif method == "delta-stepping":
+    elif method in ("delta-stepping", "auto"):
         dist = delta_stepping(csr, source)
         parent = _tight_tree(csr, source, dist)
     else:
@@ -152,7 +152,14 @@ def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np
 
 
 def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
-    """Parents: a BFS tree of the edges on shortest paths (dist[u] + w == dist[v]) from the source."""
+    """Parents along edges on shortest paths (dist[u] + w == dist[v]): any such edge when every
+    weight is positive; else a BFS tree of those edges from the source (zero-weight edges could
+    close a loop of parents)."""
+    if not csr.m or float(csr.weights.min()) > 0:
+        parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
+        tight_parents(csr.indptr, csr.indices, csr.weights, dist, parent)
+        parent[source] = source
+        return parent
     tight = np.isfinite(dist[csr.sources]) & (dist[csr.sources] + csr.weights == dist[csr.indices])
     tree = _from_arrays(csr.n, csr.sources[tight], csr.indices[tight].astype(np.int64), csr.weights[tight])
     return bfs(tree, source, direction="top-down")[1]

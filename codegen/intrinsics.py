@@ -282,3 +282,12 @@ def compare_and_swap(typingctx, array, index, expected, new):
         return builder.extract_value(swapped, 1)
 
     return types.boolean(array, index, expected, new), codegen
+
+
+@intrinsic
+def float_bits(typingctx, value):
+    """The 64 bits of a float64, as an int64 (what a compare-and-swap on a float array compares)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], _I64)
+
+    return types.int64(types.float64), codegen

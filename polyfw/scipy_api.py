@@ -52,7 +52,7 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     if unweighted:
         graph.data[:] = 1.0
     csr = as_csr(graph, directed=directed)
-    negative = bool(csr.m) and float(csr.weights.min()) < 0
+    negative = csr.lightest < 0
     if method == "D" and negative:
         raise GraphInputError("method 'D' (Dijkstra) needs non-negative weights; use 'J' or 'BF'")
     if indices is None and (method == "FW" or (method == "auto" and choose_method(

@@ -37,6 +37,11 @@ class CSRGraph:
         """The graph with every edge turned around (in-edges as rows): bottom-up BFS reads it."""
         return _from_arrays(self.n, self.indices.astype(np.int64), self.sources, self.weights)
 
+    @cached_property
+    def lightest(self) -> float:
+        """The smallest weight (inf without edges): negative ones need Bellman-Ford."""
+        return float(self.weights.min()) if self.m else np.inf
+
     @property
     def out_degree(self) -> np.ndarray:
         return np.diff(self.indptr)

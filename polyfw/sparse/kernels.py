@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from codegen.intrinsics import compare_and_swap, fetch_add
+from codegen.intrinsics import compare_and_swap, fetch_add, float_bits
 
 NO_PARENT = -1
 
@@ -147,11 +147,10 @@ def dijkstra_from_every(indptr, indices, weights, potential, dist, parent, worke
 
 
 @njit(cache=True, inline="always")
-def _lower(dist, bits, scratch, v, value):
+def _lower(dist, bits, v, value):
     """dist[v] = min(dist[v], value) atomically (a compare-and-swap on the float's bits);
     True if this call lowered it."""
-    scratch[0] = value
-    wanted = scratch.view(np.int64)[0]
+    wanted = float_bits(value)
     while True:
         seen = bits[v]
         if value >= dist[v]:
@@ -166,14 +165,13 @@ def _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pendi
     """Relax every out-edge of the frontier in parallel; a lowered vertex still below `limit`
     (this bucket) joins the next frontier once, one beyond it waits (pending) for its bucket."""
     for w in prange(workers):
-        scratch = np.empty(1)
         for f in range(w, count, workers):
             u = frontier[f]
             du = dist[u]
             for e in range(indptr[u], indptr[u + 1]):
                 v = indices[e]
                 through = du + weights[e]
-                if _lower(dist, bits, scratch, v, through):
+                if _lower(dist, bits, v, through):
                     if through < limit:
                         # 2: queued in this bucket; from 0 (settled) or 1 (waiting for a later bucket)
                         if compare_and_swap(pending, v, 0, 2) or compare_and_swap(pending, v, 1, 2):

@@ -98,7 +98,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
     csr = as_csr(graph, directed=directed)
     source = _check_source(source, csr.n)
-    negative = bool(csr.m) and float(csr.weights.min()) < 0
+    negative = csr.lightest < 0
     if method in ("dijkstra", "delta-stepping") and negative:
         raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
     dist = np.full(csr.n, np.inf)
@@ -125,10 +125,11 @@ def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
-    frontier of parallel work. delta: default the mean weight times 4."""
+    frontier of parallel work. delta: default a quarter of the mean weight (on R-MAT scale 18 with
+    weights 1..255: 92 ms a root at 32, 117 at 128, 140 at 512, 131 with one bucket)."""
     n = csr.n
     if delta is None:
-        delta = 4.0 * float(csr.weights.mean()) if csr.m else 1.0
+        delta = max(float(csr.weights.mean()) / 4, 1e-300) if csr.m else 1.0
     dist = np.full(n, np.inf)
     dist[source] = 0.0
     bits = dist.view(np.int64)
@@ -155,7 +156,7 @@ def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
     """Parents along edges on shortest paths (dist[u] + w == dist[v]): any such edge when every
     weight is positive; else a BFS tree of those edges from the source (zero-weight edges could
     close a loop of parents)."""
-    if not csr.m or float(csr.weights.min()) > 0:
+    if csr.lightest > 0:
         parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
         tight_parents(csr.indptr, csr.indices, csr.weights, dist, parent)
         parent[source] = source
@@ -181,7 +182,7 @@ def johnson(graph, directed: bool = True, predecessors: bool = False):
     source in parallel. Distances n x n (inf: unreachable), and with predecessors=True also the
     predecessor matrix in scipy's convention (-9999 on the diagonal and where unreachable)."""
     csr = as_csr(graph, directed=directed)
-    h = potentials(csr) if csr.m and float(csr.weights.min()) < 0 else np.zeros(csr.n)
+    h = potentials(csr) if csr.lightest < 0 else np.zeros(csr.n)
     reweighted = np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
     dist = np.empty((csr.n, csr.n))
     parent = np.empty((csr.n, csr.n), dtype=np.int64)

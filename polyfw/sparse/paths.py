@@ -91,8 +91,8 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
     """(distances, parents) from `source`: inf and -1 where unreachable.
 
     method: 'dijkstra' (non-negative weights, serial), 'delta-stepping' (non-negative weights,
-    parallel over each bucket's frontier), 'bellman-ford' (any weights; NegativeCycleError naming
-    a vertex on a cycle reachable from the source) or 'auto' (delta-stepping unless a weight is
+    parallel over each bucket's frontier), 'bellman-ford' (any weights, parallel over each round's
+    frontier edges; NegativeCycleError naming a vertex on a cycle reachable from the source) or 'auto' (delta-stepping unless a weight is
     negative, then Bellman-Ford)."""
     if method not in SSSP_METHODS:
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
@@ -104,12 +104,15 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
     dist = np.full(csr.n, np.inf)
     parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
     if method == "bellman-ford" or negative:
-        dist[source] = 0.0
-        active = np.zeros(csr.n, dtype=np.bool_)
-        active[source] = True
-        stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
-        if stuck >= 0:
+        dist, settled = _stepping(csr, source, np.inf, rounds=csr.n)
+        if not settled:  # the serial rounds keep parents, which lead back onto the cycle
+            dist, parent = np.full(csr.n, np.inf), np.full(csr.n, NO_PARENT, dtype=np.int64)
+            dist[source] = 0.0
+            active = np.zeros(csr.n, dtype=np.bool_)
+            active[source] = True
+            stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
             raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+        parent = _tight_tree(csr, source, dist)
     elif method in ("delta-stepping", "auto"):
         dist = delta_stepping(csr, source)
         parent = _tight_tree(csr, source, dist)
@@ -122,11 +125,20 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
 
 
 def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np.ndarray:
+    """See _stepping; every weight must be non-negative."""
+    return _stepping(csr, source, delta)[0]
+
+
+def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: int | None = None
+              ) -> tuple[np.ndarray, bool]:
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
     frontier of parallel work. delta: default a quarter of the mean weight (on R-MAT scale 18 with
-    weights 1..255: 92 ms a root at 32, 117 at 128, 140 at 512, 131 with one bucket)."""
+    weights 1..255: 92 ms a root at 32, 117 at 128, 140 at 512, 131 with one bucket). With one
+    bucket (delta = inf) this is seed 002's frontier Bellman-Ford, edge-parallel over the active
+    vertices' edges, for any weights: (distances, False) if frontiers were still non-empty after
+    `rounds` rounds (a negative cycle), else (distances, True)."""
     n = csr.n
     if delta is None:
         delta = max(float(csr.weights.mean()) / 4, 1e-300) if csr.m else 1.0
@@ -137,11 +149,14 @@ def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np
     pending[source] = 1
     frontier, next_frontier = np.empty(max(n, 1), dtype=np.int64), np.empty(max(n, 1), dtype=np.int64)
     workers = 4 * numba.get_num_threads()
-    low = 0.0
+    low, taken = 0.0, 0
     while low < np.inf:
-        limit = (np.floor(low / delta) + 1) * delta
+        limit = np.inf if delta == np.inf else (np.floor(low / delta) + 1) * delta
         count = _bucket(dist, pending, low, limit, frontier)
         while count:
+            taken += 1
+            if rounds is not None and taken > rounds:
+                return dist, False
             next_count = np.zeros(1, dtype=np.int64)
             _relax_frontier(csr.indptr, csr.indices, csr.weights, dist, bits, frontier, count, pending, limit,
                             next_frontier, next_count, workers)
@@ -149,7 +164,7 @@ def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np
             pending[next_frontier[:count]] = 0
             frontier, next_frontier = next_frontier, frontier
         low = _next_low(dist, pending)
-    return dist
+    return dist, True
 
 
 def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ def timed(run):
     return found, time.perf_counter() - started
 
 
-def bench_scale(scale: int, roots: int, networkx_roots: int) -> None:
+def bench_scale(scale: int, roots: int, networkx_roots: int, bellman_ford_roots: int) -> None:
     edges = rmat_edges(scale, seed=scale, weighted=True)
     csr = as_csr(edges, directed=False)
     matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
@@ -52,6 +52,7 @@ def bench_scale(scale: int, roots: int, networkx_roots: int) -> None:
     bfs(csr, int(chosen[0]))  # compile
     sssp(csr, int(chosen[0]))
     sssp(csr, int(chosen[0]), method="delta-stepping")
+    sssp(csr, int(chosen[0]), method="bellman-ford")
     for number, root in enumerate(int(r) for r in chosen):
         contenders = {
             "polyfw BFS direction-optimizing": lambda: bfs(csr, root),
@@ -61,7 +62,7 @@ def bench_scale(scale: int, roots: int, networkx_roots: int) -> None:
             "polyfw SSSP (delta-stepping)": lambda: sssp(csr, root, method="delta-stepping"),
             "scipy dijkstra": lambda: dijkstra(matrix, indices=root),
         }
-        if number < 2:
+        if number < bellman_ford_roots:
             contenders["polyfw SSSP (Bellman-Ford)"] = lambda: sssp(csr, root, method="bellman-ford")
         if number < networkx_roots:
             contenders["networkx BFS"] = lambda: nx.single_source_shortest_path_length(graph, root)
@@ -83,7 +84,8 @@ def bench_scale(scale: int, roots: int, networkx_roots: int) -> None:
         print(f"  {name:34s} {harmonic_mean(values) / 1e6:10.1f} M TEPS (harmonic mean of {len(values)})")
     for ours, theirs in (("polyfw BFS direction-optimizing", "scipy breadth_first_order"),
                          ("polyfw SSSP (Dijkstra)", "scipy dijkstra"),
-                         ("polyfw SSSP (delta-stepping)", "scipy dijkstra")):
+                         ("polyfw SSSP (delta-stepping)", "scipy dijkstra"),
+                         ("polyfw SSSP (Bellman-Ford)", "scipy dijkstra")):
         print(f"  {ours} / {theirs}: x{harmonic_mean(teps[ours]) / harmonic_mean(teps[theirs]):.2f}")
 
 
@@ -109,13 +111,14 @@ def main() -> None:
     parser.add_argument("--scales", type=int, nargs="+", default=[14, 16, 18])
     parser.add_argument("--roots", type=int, default=64)
     parser.add_argument("--networkx-roots", type=int, default=4, help="roots networkx is timed on (it is slow)")
+    parser.add_argument("--bellman-ford-roots", type=int, default=16, help="roots Bellman-Ford is timed on")
     parser.add_argument("--repeats", type=int, default=5, help="road network rounds")
     args = parser.parse_args()
     cpu = cpu_description()
     print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}; {numba.get_num_threads()} threads")
     bench_road(args.repeats)
     for scale in args.scales:
-        bench_scale(scale, args.roots, args.networkx_roots)
+        bench_scale(scale, args.roots, args.networkx_roots, args.bellman_ford_roots)
 
 
 if __name__ == "__main__":

@@ -255,3 +255,15 @@ def test_the_scipy_drop_in_shortest_path_matches_scipy(method):
     assert np.array_equal(single, expected[5]) and single_pred[5] == -9999
     assert np.array_equal(drop_in(dense, method=method, unweighted=True),
                           shortest_path(dense, method=method, unweighted=True))
+
+
+def test_the_edge_parallel_frontier_rounds_handle_negative_edges_and_cycles():
+    from polyfw.sparse.paths import _stepping
+
+    weights = _with_negative_edges(40, 9)
+    csr = as_csr(weights)
+    dist, settled = _stepping(csr, 0, np.inf, rounds=csr.n)
+    assert settled and np.array_equal(dist, shortest_path(_scipy(csr), method="BF")[0])
+    cycle = np.full((4, 4), np.inf)
+    cycle[0, 1], cycle[1, 2], cycle[2, 1] = 1, -3, 1
+    assert not _stepping(as_csr(cycle), 0, np.inf, rounds=4)[1]

@@ -48,15 +48,18 @@ def _bfs_vertices(indptr, targets, level, parent, depth, changed):
                 changed[0] = 1
 
 
+@cuda.jit(device=True)
+def _lower(dist, v, through, changed):
+    if through < dist[v]:
+        cuda.atomic.min(dist, v, through)
+        changed[0] = 1
+
+
 @cuda.jit
 def _relax_edges(sources, targets, weights, dist, changed):
     e = cuda.grid(1)
     if e < targets.shape[0]:
-        u = sources[e]
-        through = dist[u] + weights[e]
-        if through < dist[targets[e]]:
-            cuda.atomic.min(dist, targets[e], through)
-            changed[0] = 1
+        _lower(dist, targets[e], dist[sources[e]] + weights[e], changed)
 
 
 @cuda.jit
@@ -65,10 +68,7 @@ def _relax_vertices(indptr, targets, weights, dist, changed):
     if u < dist.shape[0]:
         du = dist[u]
         for e in range(indptr[u], indptr[u + 1]):
-            through = du + weights[e]
-            if through < dist[targets[e]]:
-                cuda.atomic.min(dist, targets[e], through)
-                changed[0] = 1
+            _lower(dist, targets[e], du + weights[e], changed)
 
 
 def _grid(count: int) -> int:

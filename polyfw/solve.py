@@ -26,7 +26,7 @@ from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
 
 from .errors import NegativeCycleError
-from .method import choose_method
+from .method import MethodChoice, choose_method
 from .sparse import as_csr, johnson
 
 log = logging.getLogger("polyfw")
@@ -193,6 +193,20 @@ def initial_predecessors(distances: np.ndarray) -> np.ndarray:
     return pred
 
 
+class Distances(np.ndarray):
+    """solve's distance matrix when method was 'sparse' or 'auto': `method_choice` says which
+    method ran and both predicted times (polyfw.method.MethodChoice)."""
+
+    method_choice: MethodChoice | None = None
+
+
+def _with_choice(result, choice: MethodChoice):
+    distances, pred = result if isinstance(result, tuple) else (result, None)
+    distances = distances.view(Distances)
+    distances.method_choice = choice
+    return distances if pred is None else (distances, pred)
+
+
 def _solve_sparse(graph, dtype_name: str, predecessors: bool):
     """Johnson's distances in solve's conventions (dtype, INF in int32)."""
     found = johnson(graph, predecessors=predecessors)
@@ -251,7 +265,9 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         choice = choose_method(n, sparse_graph.m, dtype_name, machine_tuning(tuning_table(), "cpu").get("rates"))
         log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
         if method == "sparse" or choice.method == "sparse":
-            return _solve_sparse(sparse_graph, dtype_name, predecessors)
+            return _with_choice(_solve_sparse(sparse_graph, dtype_name, predecessors), choice)
+        return _with_choice(solve(graph, schedule=schedule, tile=tile, kappa=kappa, target=target, dtype=dtype_name,
+                                  directed=directed, predecessors=predecessors, weight=weight), choice)
     # the kernels take padded rows: the input is written straight into them
     matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
     distances = matrix[:, :n]

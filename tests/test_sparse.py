@@ -206,10 +206,15 @@ def test_solve_picks_dense_or_sparse_and_both_agree(caplog):
         sparse = solve(graph, method="sparse", dtype="int32")
     assert "predicted: dense Floyd-Warshall" in caplog.text
     assert np.array_equal(sparse, solve(graph, dtype="int32"))
+    assert sparse.method_choice.method == "dense"  # forced sparse; the model would have picked dense
+    assert sparse.method_choice.dense_seconds > 0 and sparse.method_choice.sparse_seconds > 0
     weights = np.full((4, 4), np.inf)
     weights[0, 1] = 2
     small = solve(weights, method="auto", dtype="int32")
     assert small[0, 1] == 2 and small[1, 0] == INT32_INF
+    assert small.method_choice.method in ("dense", "sparse")
+    distances, pred = solve(weights, method="auto", predecessors=True)
+    assert distances.method_choice is not None and pred[0, 1] == 0
     with pytest.raises(ValueError, match="method must be 'dense', 'sparse' or 'auto'"):
         solve(weights, method="fast")
 

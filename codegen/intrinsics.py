@@ -223,18 +223,6 @@ def store_release(typingctx, array, index, value):
 
 
 @intrinsic
-def claim(typingctx, array, index):
-    """Set array[index] from 0 to 1 atomically; True for the one thread that did."""
-    def codegen(context, builder, signature, args):
-        pointer = _element_pointer(context, builder, signature, args)
-        element = pointer.type.pointee
-        swapped = builder.cmpxchg(pointer, ir.Constant(element, 0), ir.Constant(element, 1), "acq_rel", "acquire")
-        return builder.extract_value(swapped, 1)
-
-    return types.boolean(array, index), codegen
-
-
-@intrinsic
 def fetch_add(typingctx, array, index, value):
     """array[index] += value atomically; returns the value before (a ticket)."""
     def codegen(context, builder, signature, args):

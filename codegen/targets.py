@@ -81,6 +81,23 @@ register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one 
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))
 register(Target("cudasim", "the cuda target's kernels in Numba's simulator (NUMBA_ENABLE_CUDASIM=1)",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))
+register(Target("mpi", "a pr x pc grid of MPI processes (mpi4py), each running its blocks' tile-layers with the "
+                "cpu target's kernels on its threads; blocks of the pivot row and column travel along process "
+                "columns and rows. Collective: run under mpiexec", ("float32", "float64", "int32"),
+                (Option("grid", None, "PRxPC processes (default: the squarest for the world's size; P x 1 for "
+                        "strips)", _pair),
+                 Option("placement", "block-cyclic", "block-cyclic: block (ib, jb) on process (ib mod pr, jb mod pc); "
+                        "strips: contiguous block rows (seed 003's row partition)", str, ("block-cyclic", "strips")),
+                 Option("lookahead", True, "run what other processes wait for (the next pivot row and column) up to "
+                        "one layer early, so its messages travel while the rest is updated", _flag),
+                 Option("skip_inf", True, "skip tile-layers whose a[i,k] or a[k,j] block has nothing reachable; such "
+                        "a block travels as an empty message", _flag),
+                 Option("threads", None, "threads per process (default: the node's cores over its processes)", int),
+                 Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag),
+                 Option("unreachable_from", None, "values at or above this are unreachable (default: the dtype's INF)",
+                        float),
+                 Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", _pair)),
+                "codegen.mpi:build"))
 register(Target("python", "the schedule's driver as plain Python and numpy, no Numba: an independent oracle "
                 "for small n", ("float32", "float64", "int32", "uint8"), (), "codegen.python_target:build"))
 

@@ -1,0 +1,260 @@
+"""A tiled schedule placed on a pr x pc process grid: who runs which tile-layer, in which
+order, and which blocks travel between processes (seed 003's 2D FW, from any family).
+
+Nothing here is written per family. A tile-layer T[kb,ib,jb] reads block
+(ib,kb) as its a[i,k] operand and block (kb,jb) as its a[k,j] operand (the
+accesses of the nest); it reads each as it is after layer kb, the version
+its direct predecessors (tiling.tile_dependences) name. An operand that is
+the tile-layer's own block is a copy taken just before it runs, which is
+exact for the same reason the shared-memory SD kernel is (codegen.kernels).
+A process holds its own blocks and receives every operand block another
+process owns: that is the message list, the tile relation composed with the
+placement. The plan checks that those operand waits include every direct
+predecessor, which with the own block's order covers the whole tile
+relation (`covers`, an isl proof), and that the order it runs puts every
+operand's producer first, so the runtime can neither deadlock nor read too
+early.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from tiling.tile_dependences import covers
+
+from .simulate import tile_predecessors
+from .stages import stage_view
+
+PLACEMENTS = ("block-cyclic", "strips")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """pr x pc processes, rank r * pc + c at process row r, column c. 'block-cyclic': block
+    (ib, jb) on (ib mod pr, jb mod pc); 'strips': contiguous strips of block rows (pc = 1)."""
+
+    rows: int
+    cols: int
+    placement: str = "block-cyclic"
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.rows, int) and isinstance(self.cols, int) and self.rows >= 1 and self.cols >= 1):
+            raise ValueError(f"a process grid is two positive ints (pr, pc), got ({self.rows!r}, {self.cols!r})")
+        if self.placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {self.placement!r}")
+        if self.placement == "strips" and self.cols != 1:
+            raise ValueError(f"'strips' places whole block rows: the grid is P x 1, got {self.rows} x {self.cols}")
+
+    @property
+    def size(self) -> int:
+        return self.rows * self.cols
+
+    def process_row(self, ib, blocks: int):
+        ib = np.asarray(ib, dtype=np.int64)
+        return ib % self.rows if self.placement == "block-cyclic" else ib * self.rows // blocks
+
+    def process_col(self, jb, blocks: int):
+        return np.asarray(jb, dtype=np.int64) % self.cols
+
+    def rank(self, ib, jb, blocks: int):
+        return self.process_row(ib, blocks) * self.cols + self.process_col(jb, blocks)
+
+    def block_rows(self, rank: int, blocks: int) -> np.ndarray:
+        """The block rows rank `rank` holds blocks of, ascending."""
+        every = np.arange(blocks)
+        return every[self.process_row(every, blocks) == rank // self.cols]
+
+    def block_cols(self, rank: int, blocks: int) -> np.ndarray:
+        every = np.arange(blocks)
+        return every[self.process_col(every, blocks) == rank % self.cols]
+
+    def __str__(self) -> str:
+        return f"{self.rows} x {self.cols} {self.placement}"
+
+
+def grid_for(processes: int, placement: str = "block-cyclic") -> Grid:
+    """The squarest pr x pc = processes (pr <= pc), or P x 1 for strips."""
+    if processes < 1:
+        raise ValueError(f"processes must be at least 1, got {processes}")
+    if placement == "strips":
+        return Grid(processes, 1, placement)
+    rows = max(r for r in range(1, int(processes**0.5) + 1) if processes % r == 0)
+    return Grid(rows, processes // rows, placement)
+
+
+#: operand kinds of a message: the a[i,k] block, the a[k,j] block (the pivot block is both)
+A_OPERAND, B_OPERAND = 1, 2
+
+
+@dataclass(frozen=True, eq=False)
+class DistributedPlan:
+    """The tile-layers in the order the processes run them, their owners and their operands,
+    and the messages: block (ib, jb) after layer kb, from its owner to each reader elsewhere."""
+
+    n: int
+    tile: int
+    grid: Grid
+    lookahead: bool
+    units: np.ndarray       # (U, 3) int64 (kb, ib, jb), in run order
+    owner: np.ndarray       # (U,) rank running each
+    operands: np.ndarray    # (U, 2) index of the unit producing the a[i,k] / a[k,j] block; -1: own block
+    #: one row per (message, receiver): producing unit index, receiver rank, operand kinds (bits)
+    sends: np.ndarray       # (M, 3) int64, ordered by producer then receiver
+
+    @property
+    def blocks(self) -> int:
+        return -(-self.n // self.tile)
+
+    def block_size(self, b: np.ndarray) -> np.ndarray:
+        return np.minimum(self.tile, self.n - self.tile * np.asarray(b, dtype=np.int64))
+
+    @cached_property
+    def elements(self) -> np.ndarray:
+        """Elements of the block each send carries."""
+        produced = self.units[self.sends[:, 0]]
+        return self.block_size(produced[:, 1]) * self.block_size(produced[:, 2])
+
+    def traffic(self, itemsize: int, predecessors: bool = False) -> dict[str, np.ndarray]:
+        """Per rank: messages and bytes sent and received (int32 predecessors travel along)."""
+        size = self.grid.size
+        per_element = itemsize + (4 if predecessors else 0)
+        sender = self.owner[self.sends[:, 0]]
+        receiver = self.sends[:, 1]
+        bytes_each = self.elements * per_element
+        return {"messages_sent": np.bincount(sender, minlength=size),
+                "messages_received": np.bincount(receiver, minlength=size),
+                "bytes_sent": np.bincount(sender, weights=bytes_each, minlength=size).astype(np.int64),
+                "bytes_received": np.bincount(receiver, weights=bytes_each, minlength=size).astype(np.int64)}
+
+    def local_order(self, rank: int) -> np.ndarray:
+        """Indices of the units rank `rank` runs, in its order."""
+        return np.nonzero(self.owner == rank)[0]
+
+
+def _operands(units: np.ndarray, blocks: int) -> np.ndarray:
+    """For each unit, the unit producing its a[i,k] and a[k,j] blocks after layer kb (-1: own block)."""
+    kb, ib, jb = units.T
+    index = np.full(blocks**3, -1, dtype=np.int64)
+    index[(kb * blocks + ib) * blocks + jb] = np.arange(len(units))
+    a_block = index[(kb * blocks + ib) * blocks + kb]
+    b_block = index[(kb * blocks + kb) * blocks + jb]
+    return np.column_stack([np.where(jb == kb, -1, a_block), np.where(ib == kb, -1, b_block)])
+
+
+def _check_operands_cover(units: np.ndarray, operands: np.ndarray, n: int, tile: int, name: str) -> None:
+    """Every direct predecessor of a unit is its own block's previous layer or an operand producer."""
+    if not covers(None, tile):
+        raise RuntimeError(f"tile {tile}: the direct predecessors do not cover the tile relation")
+    blocks = -(-n // tile)
+    own_previous = np.where(units[:, 0] > 0, 0, -1)
+    key = (units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2]
+    position = {int(k): u for u, k in enumerate(key)}
+    for v, waited in enumerate(tile_predecessors(units, n, tile)):
+        allowed = {int(x) for x in operands[v] if x >= 0}
+        if own_previous[v] == 0:
+            allowed.add(position[int(key[v] - blocks * blocks)])
+        missing = set(waited) - allowed
+        if missing:
+            u = units[min(missing)]
+            raise RuntimeError(f"{name}: tile-layer T{list(units[v])} waits for T{list(u)}, which is neither its "
+                               "block's previous layer nor one of its operand blocks; the MPI runtime cannot "
+                               "order it")
+
+
+def _lookahead_order(units: np.ndarray, operands: np.ndarray, owner: np.ndarray, urgent: np.ndarray) -> np.ndarray:
+    """A topological order of the units that runs urgent ones (their block goes to another
+    process now or after its next layer) up to one layer early, else keeps the given order."""
+    count = len(units)
+    blocks = int(units[:, 1:].max()) + 1 if count else 0
+    key = (units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2]
+    position = np.full(blocks**3, -1, dtype=np.int64)
+    position[key] = np.arange(count)
+    following = np.where(units[:, 0] + 1 < blocks, position[np.minimum(key + blocks * blocks, blocks**3 - 1)], -1)
+    successors: list[list[int]] = [[] for _ in range(count)]
+    waiting = np.zeros(count, dtype=np.int64)
+    for v in range(count):
+        for u in operands[v]:
+            if u >= 0:
+                successors[u].append(v)
+                waiting[v] += 1
+        if following[v] >= 0:
+            successors[v].append(int(following[v]))
+            waiting[following[v]] += 1
+
+    def priority(u: int) -> tuple[int, int, int]:
+        return int(units[u, 0]) - int(urgent[u]), int(not urgent[u]), u
+
+    ready = [priority(u) for u in range(count) if waiting[u] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        u = heapq.heappop(ready)[2]
+        order.append(u)
+        for v in successors[u]:
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                heapq.heappush(ready, priority(v))
+    if len(order) != count:
+        raise RuntimeError("the operand relation has a cycle; the schedule's order cannot be a topological one")
+    return np.array(order, dtype=np.int64)
+
+
+def _sends(units: np.ndarray, operands: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """(producer, receiver, operand kinds) for every operand read on another process than its owner's."""
+    rows = []
+    for column, kind in ((0, A_OPERAND), (1, B_OPERAND)):
+        reader = np.nonzero(operands[:, column] >= 0)[0]
+        producer = operands[reader, column]
+        remote = owner[producer] != owner[reader]
+        rows.append(np.column_stack([producer[remote], owner[reader][remote], np.full(remote.sum(), kind)]))
+    table = np.concatenate(rows) if rows else np.zeros((0, 3), dtype=np.int64)
+    if not len(table):
+        return table.astype(np.int64)
+    pair = table[:, 0] * (owner.max() + 1) + table[:, 1]
+    unique, inverse = np.unique(pair, return_inverse=True)
+    kinds = np.zeros(len(unique), dtype=np.int64)
+    np.bitwise_or.at(kinds, inverse, table[:, 2])
+    size = owner.max() + 1
+    return np.column_stack([unique // size, unique % size, kinds]).astype(np.int64)
+
+
+def plan_distribution(schedule, grid: Grid, lookahead: bool = True) -> DistributedPlan:
+    """The schedule's tile-layers placed on `grid`: order, owners, operands and messages."""
+    if schedule.n is None:
+        raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n to distribute it")
+    if schedule.tile_tree is None or not schedule.original_point_order:
+        raise ValueError(f"the MPI runtime runs tile-level schedules (the families); {schedule.name} is given "
+                         "over points only")
+    n, tile = schedule.n, schedule.tile
+    blocks = -(-n // tile)
+    units = stage_view(schedule.tile_tree, n, tile).units.astype(np.int64)
+    if len(units) != blocks**3 or len(np.unique((units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2])) \
+            != blocks**3:
+        raise ValueError(f"{schedule.name} does not run every tile-layer exactly once")
+    operands = _operands(units, blocks)
+    _check_operands_cover(units, operands, n, tile, schedule.name)
+    late = [v for v in range(len(units)) for u in operands[v] if u > v]
+    if late:
+        v = late[0]
+        raise ValueError(f"{schedule.name} runs T{list(units[v])} before the layer its operand blocks are read at; "
+                         "the MPI runtime needs each operand's layer first")
+    owner = grid.rank(units[:, 1], units[:, 2], blocks).astype(np.int64)
+    if lookahead:
+        sends = _sends(units, operands, owner)
+        urgent = np.zeros(len(units), dtype=bool)
+        urgent[sends[:, 0]] = True
+        key = (units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2]
+        position = np.full(blocks**3, -1, dtype=np.int64)
+        position[key] = np.arange(len(units))
+        previous = np.where(units[:, 0] > 0, position[np.maximum(key - blocks * blocks, 0)], -1)
+        feeds = previous[urgent & (previous >= 0)]
+        urgent[feeds] = True
+        order = _lookahead_order(units, operands, owner, urgent)
+        renumber = np.empty(len(units), dtype=np.int64)
+        renumber[order] = np.arange(len(units))
+        units, owner = units[order], owner[order]
+        operands = np.where(operands[order] >= 0, renumber[np.maximum(operands[order], 0)], -1)
+    return DistributedPlan(n, tile, grid, lookahead, units, owner, operands, _sends(units, operands, owner))

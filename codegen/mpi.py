@@ -31,6 +31,7 @@ import numpy as np
 from schedules.distribute import A_OPERAND, B_OPERAND, DistributedPlan, Grid, grid_for, plan_distribution
 from schedules.schedule import Schedule
 from tiling.code_cache import load_module
+from tiling.graphs import INT32_INF
 
 from .kernels import KERNEL_NUMBERS, KernelOptions
 
@@ -193,7 +194,7 @@ class MPIRun:
         self._run_batch = run_batch
         dtype = np.dtype(options.dtype)
         if unreachable_from is None:
-            unreachable_from = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+            unreachable_from = np.inf if dtype.kind == "f" else int(INT32_INF)
         self.unreachable_from = unreachable_from
         self.local = plan.local_order(self.rank)
         self.set_of_layer, sets = _panel_sets(plan, self.local)
@@ -213,11 +214,13 @@ class MPIRun:
     def _region(self, array: np.ndarray) -> np.ndarray:
         return array[:len(self.layout.element_rows()), :len(self.layout.element_cols())]
 
-    def scatter(self, a: np.ndarray | None, pred: np.ndarray | None = None) -> None:
-        """Fill every process's blocks from the n x n matrix `a` on rank 0 (ignored elsewhere)."""
-        for local, full in ((self.matrix, a), (self.pred, pred)):
-            if local is None:
-                continue
+    def _with_pred(self, a, pred, include_pred: bool) -> list:
+        return [(self.matrix, a)] + ([(self.pred, pred)] if self.pred is not None and include_pred else [])
+
+    def scatter(self, a: np.ndarray | None, pred: np.ndarray | None = None, include_pred: bool = True) -> None:
+        """Fill every process's blocks from the n x n matrix `a` (and `pred`, when predecessors are
+        kept and include_pred) on rank 0 (ignored elsewhere)."""
+        for local, full in self._with_pred(a, pred, include_pred):
             if self.rank == 0:
                 for rank in range(self.comm.Get_size()):
                     rows, cols = self._element_indices(rank)
@@ -231,11 +234,9 @@ class MPIRun:
                 self.comm.Recv(part, source=0, tag=1)
                 self._region(local)[...] = part
 
-    def gather(self, out: np.ndarray | None, pred: np.ndarray | None = None) -> None:
-        """Write every process's blocks into the n x n matrix `out` on rank 0."""
-        for local, full in ((self.matrix, out), (self.pred, pred)):
-            if local is None:
-                continue
+    def gather(self, out: np.ndarray | None, pred: np.ndarray | None = None, include_pred: bool = True) -> None:
+        """Write every process's blocks into the n x n matrix `out` (and `pred`) on rank 0."""
+        for local, full in self._with_pred(out, pred, include_pred):
             if self.rank == 0:
                 for rank in range(self.comm.Get_size()):
                     rows, cols = self._element_indices(rank)

@@ -26,9 +26,15 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
+    from codegen.mpi import launched_by_mpiexec
     from tiling.graphs import read_graph
 
     from .solve import solve
+
+    if args.mpi or launched_by_mpiexec():
+        return _solve_distributed(args)
+    if str(args.input).endswith(".npy"):
+        raise UsageError(f"{args.input}: .npy inputs are read block by block by MPI processes; add --mpi")
 
     result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
                    target=args.target, dtype=args.dtype, directed=not args.undirected,
@@ -39,6 +45,73 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if predecessors is not None:
         np.save(args.predecessors, predecessors)
         print(f"wrote predecessors to {args.predecessors}")
+    return 0
+
+
+def _solve_distributed(args: argparse.Namespace) -> int:
+    """`polyfw solve` under mpiexec: every rank runs this; rank 0 reports."""
+    from codegen.mpi import world
+
+    from .distributed import solve_distributed
+
+    if args.target != "cpu" or args.method != "dense" or args.semiring != "min-plus":
+        raise UsageError("MPI runs min-plus Floyd-Warshall on CPU processes: --target cpu --method dense "
+                         "--semiring min-plus")
+    comm = world()
+    try:
+        result = solve_distributed(
+            args.input, schedule=args.schedule, tile=args.tile, kappa=args.kappa, dtype=args.dtype,
+            directed=not args.undirected, predecessors=args.predecessors is not None, grid=args.grid,
+            placement=args.placement, lookahead=not args.no_lookahead, skip_inf=not args.no_skip_inf,
+            threads=args.threads, output=args.output, predecessors_output=args.predecessors)
+    except Exception as error:
+        if comm.Get_rank() != 0 and getattr(error, "collective", False):
+            return 1  # raised on every rank alike: rank 0 reports it once
+        raise
+    if comm.Get_rank() == 0:
+        totals = {key: sum(stats[key] for stats in result.stats) for key in result.stats[0]
+                  if key not in ("seconds", "wait_seconds")}
+        print(f"wrote distances to {args.output} from {comm.Get_size()} processes ({result.grid}, {result.schedule}) "
+              f"in {result.seconds:.3f} s: {totals['messages_sent']} messages, {totals['bytes_sent']} bytes, "
+              f"{totals['skipped_tile_layers']} of {totals['tile_layers']} tile-layers skipped (nothing reachable)")
+        if args.predecessors:
+            print(f"wrote predecessors to {args.predecessors}")
+    return 0
+
+
+def _cmd_mpi_info(args: argparse.Namespace) -> int:
+    import socket
+
+    from codegen.mpi import world
+    from schedules.distribute import Grid, grid_for, plan_distribution
+    from schedules.families import build
+
+    comm = world()
+    size, rank = comm.Get_size(), comm.Get_rank()
+    grid = grid_for(size, args.placement) if args.grid is None else Grid(*args.grid, args.placement)
+    hosts = comm.gather(socket.gethostname(), root=0)
+    if rank != 0:
+        return 0
+    from mpi4py import MPI
+
+    print(f"MPI: {MPI.Get_library_version().splitlines()[0].strip()}; {size} processes on "
+          f"{len(set(hosts))} node(s); grid {grid}")
+    if grid.size != size:
+        print(f"(grid {grid.rows} x {grid.cols} needs {grid.size} processes: run under mpiexec -n {grid.size})")
+    if args.n is None:
+        return 0
+    schedule = build(args.family, args.n, args.tile)
+    plan = plan_distribution(schedule, grid, not args.no_lookahead)
+    traffic = plan.traffic(np.dtype(args.dtype).itemsize)
+    print(f"{schedule.name}: {plan.blocks} x {plan.blocks} blocks, {len(plan.units)} tile-layers, "
+          f"{len(plan.sends)} messages")
+    print(f"{'rank':>4} {'block rows':>10} {'block cols':>10} {'tile-layers':>11} {'sent':>6} {'received':>8} "
+          f"{'MB sent':>8} {'MB received':>11}")
+    for r in range(grid.size):
+        print(f"{r:>4} {len(grid.block_rows(r, plan.blocks)):>10} {len(grid.block_cols(r, plan.blocks)):>10} "
+              f"{int((plan.owner == r).sum()):>11} {traffic['messages_sent'][r]:>6} "
+              f"{traffic['messages_received'][r]:>8} {traffic['bytes_sent'][r] / 1e6:>8.2f} "
+              f"{traffic['bytes_received'][r] / 1e6:>11.2f}")
     return 0
 
 
@@ -263,6 +336,18 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
                                help=option.help + default)
 
 
+def _mpi_layout_options(parser) -> None:
+    from codegen.targets import _pair
+
+    parser.add_argument("--grid", type=_pair, default=None,
+                        help="PRxPC processes (default: the squarest grid for the number started)")
+    parser.add_argument("--placement", default="block-cyclic", choices=("block-cyclic", "strips"),
+                        help="block-cyclic: block (i, j) on process (i mod pr, j mod pc); strips: contiguous block rows")
+    parser.add_argument("--no-lookahead", action="store_true",
+                        help="run the tile-layers in the schedule's order, without computing the next pivot "
+                             "row and column first")
+
+
 def _given_options(args: argparse.Namespace) -> dict:
     """The target options given on the command line (generate refuses those the target lacks)."""
     names = {option.name for target in TARGETS.values() for option in target.options}
@@ -294,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(run=_cmd_info)
 
     solve = commands.add_parser("solve", help="all-pairs shortest paths of a graph file")
-    solve.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file")
+    solve.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file (or .npy under MPI)")
     solve.add_argument("-o", "--output", required=True, help="where to save the distance matrix (.npy)")
     solve.add_argument("--predecessors", default=None, metavar="P.npy", help="also save predecessors (scipy's convention)")
     solve.add_argument("--schedule", default="auto", help="auto, or family[:key=value,...], e.g. generalized:kappa=4")
@@ -309,7 +394,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="min-plus: shortest paths; max-min: widest; min-max: minimax; or-and: reachability")
     solve.add_argument("--method", default="dense", choices=("dense", "sparse", "auto"),
                        help="dense: Floyd-Warshall by the schedule; sparse: Johnson; auto: the faster by the cost model")
+    distributed = solve.add_argument_group(
+        "MPI (under mpiexec, or with --mpi): the processes form a grid and share the work; the input may "
+        "also be an n x n .npy weight matrix every process reads its blocks of; -o is written by all of them")
+    distributed.add_argument("--mpi", action="store_true", help="run distributed even outside mpiexec (one process)")
+    _mpi_layout_options(distributed)
+    distributed.add_argument("--no-skip-inf", action="store_true",
+                             help="update blocks with nothing reachable too (for comparison)")
+    distributed.add_argument("--threads", type=int, default=None,
+                             help="threads per process (default: the node's cores over its processes)")
     solve.set_defaults(run=_cmd_solve)
+
+    mpi_info = commands.add_parser("mpi-info", help="the MPI world, its process grid, and a schedule's messages on it")
+    _mpi_layout_options(mpi_info)
+    mpi_info.add_argument("--n", type=int, default=None, help="also show each rank's share of a problem this size")
+    mpi_info.add_argument("--family", default="classic", help="the schedule family for --n")
+    mpi_info.add_argument("--tile", type=int, default=128)
+    mpi_info.add_argument("--dtype", default="float64", choices=DTYPE_NAMES)
+    mpi_info.set_defaults(run=_cmd_mpi_info)
 
     for name, what in (("bfs", "breadth-first levels"), ("sssp", "single-source shortest distances")):
         search = commands.add_parser(name, help=f"{what} from one vertex of a graph file")

@@ -47,7 +47,13 @@ def _agree(comm, error: Exception | None) -> None:
     for rank, problem in enumerate(found):
         if problem is not None:
             kind, message = problem
-            raise _ERRORS.get(kind, RuntimeError)(f"rank {rank}: {message}")
+            raise _collective(_ERRORS.get(kind, RuntimeError)(f"rank {rank}: {message}"))
+
+
+def _collective(error: Exception) -> Exception:
+    """Mark an error every rank raises alike (the CLI reports it once, from rank 0)."""
+    error.collective = True
+    return error
 
 
 def _read_on_root(comm, graph, dtype_name: str, directed: bool, weight: str):
@@ -70,11 +76,6 @@ def _lightest(matrix: np.ndarray, dtype_name: str) -> float:
     return min(float(matrix.min()), 0.0) if dtype_name == "int32" and matrix.size else 0.0
 
 
-def _npy_header(path: str) -> tuple[tuple[int, ...], np.dtype]:
-    with open(path, "rb") as handle:
-        version = np.lib.format.read_magic(handle)
-        shape, _, dtype = np.lib.format._read_array_header(handle, version)
-    return shape, dtype
 
 
 def _load_blocks(compiled: CompiledMPI, path: str, dtype_name: str, directed: bool) -> float:
@@ -172,7 +173,7 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
     if from_npy:
         error, n = None, 0
         try:
-            shape, _ = _npy_header(str(graph))
+            shape = np.load(graph, mmap_mode="r").shape  # the header only
             if len(shape) != 2 or shape[0] != shape[1]:
                 raise GraphInputError(f"{graph}: a distance problem is a square matrix, got shape {shape}")
             n = shape[0]
@@ -198,7 +199,7 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
         _initial_predecessors(compiled)
     negative = process.run()
     if negative >= 0:
-        raise NegativeCycleError(negative)
+        raise _collective(NegativeCycleError(negative))
     if dtype_name == "int32" and lightest < 0:
         _restore_unreachable(compiled, lightest)
     distances = pred = None

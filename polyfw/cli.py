@@ -257,9 +257,25 @@ def _cmd_cost(args: argparse.Namespace) -> int:
 
     from schedules.cost import cost
 
-    report = cost(_schedule_from(args), procs=args.procs, runtime=args.runtime)
+    network = None
+    if args.grid is not None:
+        from schedules.distribute import Network
+
+        rate = args.rate if args.rate is not None else _measured_rate(args.dtype)
+        network = Network(args.latency * 1e-6, args.bandwidth * 1e9, rate, np.dtype(args.dtype).itemsize)
+    report = cost(_schedule_from(args), procs=args.procs, runtime=args.runtime, grid=args.grid, network=network)
     print(json.dumps(report.as_dict()) if args.json else report.table())
     return 0
+
+
+def _measured_rate(dtype: str) -> float:
+    """One core's min-plus product rate measured on this CPU (the register-block search's)."""
+    from codegen.register_blocks import choose_register_block
+
+    choice = choose_register_block(dtype)
+    if not choice.rates:
+        raise UsageError(f"no measured rate for {dtype} on this CPU ({choice.source} block); give --rate")
+    return max(choice.rates.values())
 
 
 def _generalized_findings(schedule) -> list[str]:
@@ -336,10 +352,14 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
                                help=option.help + default)
 
 
-def _mpi_layout_options(parser) -> None:
+def _pair_of_ints(text: str) -> tuple[int, int]:
     from codegen.targets import _pair
 
-    parser.add_argument("--grid", type=_pair, default=None,
+    return _pair(text)
+
+
+def _mpi_layout_options(parser) -> None:
+    parser.add_argument("--grid", type=_pair_of_ints, default=None,
                         help="PRxPC processes (default: the squarest grid for the number started)")
     parser.add_argument("--placement", default="block-cyclic", choices=("block-cyclic", "strips"),
                         help="block-cyclic: block (i, j) on process (i mod pr, j mod pc); strips: contiguous block rows")
@@ -455,6 +475,13 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--procs", type=int, default=1, help="processors for the simulation")
     cost.add_argument("--runtime", choices=("barrier", "dataflow"), default="barrier",
                       help="a barrier after each stage, or each tile-layer once its predecessors are done")
+    cost.add_argument("--grid", type=_pair_of_ints, default=None,
+                      help="PRxPC: also the messages, bytes and alpha-beta times on that MPI process grid")
+    cost.add_argument("--latency", type=float, default=2.0, help="--grid: network latency alpha in microseconds")
+    cost.add_argument("--bandwidth", type=float, default=10.0, help="--grid: link bandwidth in GB/s")
+    cost.add_argument("--rate", type=float, default=None,
+                      help="--grid: relaxations/s of one process (default: measured on this CPU)")
+    cost.add_argument("--dtype", default="float32", choices=DTYPE_NAMES, help="--grid: element type")
     cost.add_argument("--json", action="store_true", help="print one JSON object")
     cost.set_defaults(run=_cmd_cost)
 

@@ -67,6 +67,9 @@ class CostReport:
     #: dataflow: the bound no order beats on procs processors, and seed 004's locality interval
     lower_bound: float | None = None
     locality: float | None = None
+    #: on a process grid (cost(..., grid=...)): per process messages, bytes, and the alpha-beta
+    #: times with and without lookahead (schedules.network)
+    distributed: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -97,6 +100,19 @@ class CostReport:
                      ("locality interval T_ij (steps)", f"{self.locality:.1f}")]
         if self.okuyama_nb is not None:
             rows.append(("Okuyama N_b/d = 4n^3/t - 2n^2", self.okuyama_nb))
+        if self.distributed is not None:
+            d = self.distributed
+            rows += [("process grid", d["grid"]),
+                     ("network", f"alpha {d['latency'] * 1e6:g} us, {d['bandwidth'] / 1e9:g} GB/s, "
+                                 f"{d['rate']:.3g} relaxations/s per process"),
+                     ("messages sent per process", d["messages_sent"]),
+                     ("bytes sent per process", d["bytes_sent"]),
+                     ("bytes received per process", d["bytes_received"]),
+                     ("2D FW's n^2/pr + n^2/pc (words received)", f"{d['words_formula']:.0f}")]
+            for mode in ("lookahead", "in order"):
+                times = d[mode]
+                rows.append((f"time, {mode} (s)", f"{times['makespan']:.6g} (efficiency "
+                                                 f"{100 * times['efficiency']:.1f}%)"))
         width = max(len(name) for name, _ in rows)
         return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
@@ -108,12 +124,32 @@ def tile_view(schedule) -> StageView:
     return stage_view(tree, schedule.n, schedule.tile)
 
 
-def cost(schedule, procs: int = 1, runtime: str = "barrier", role_seconds: dict[str, float] | None = None
-         ) -> CostReport:
+def distributed_cost(schedule, grid, network, predecessors: bool = False) -> dict:
+    """Messages, bytes and alpha-beta times of the schedule on a process grid (schedules.network)."""
+    from .distribute import Grid, plan_distribution
+    from .network import simulate_plan
+
+    grid = grid if isinstance(grid, Grid) else Grid(*grid)
+    found: dict = {"grid": str(grid), "latency": network.latency, "bandwidth": network.bandwidth,
+                   "rate": network.rate}
+    for mode, lookahead in (("lookahead", True), ("in order", False)):
+        plan = plan_distribution(schedule, grid, lookahead, network)
+        found[mode] = simulate_plan(plan, network, predecessors).as_dict()
+    traffic = plan.traffic(network.itemsize, predecessors)
+    found.update({key: value.tolist() for key, value in traffic.items()})
+    n = schedule.n
+    found["words_formula"] = n * n / grid.rows * (1 - 1 / grid.cols) + n * n / grid.cols * (1 - 1 / grid.rows)
+    return found
+
+
+def cost(schedule, procs: int = 1, runtime: str = "barrier", role_seconds: dict[str, float] | None = None,
+         grid=None, network=None) -> CostReport:
     """Stages, tasks, critical path, time and load on `procs` processors (with a barrier after
     each stage, or as dataflow), and slow-memory traffic. Times are in tile-layers, or, given
     role_seconds ({'I': ..., 'SD_row': ..., 'SD_col': ..., 'DD': ...}, e.g. measured from the
-    kernels), in seconds; load is then busy time over procs x makespan."""
+    kernels), in seconds; load is then busy time over procs x makespan. grid: (pr, pc) or a
+    schedules.distribute.Grid, to add the messages and times on that process grid over
+    `network` (a schedules.distribute.Network; default alpha = 2 us, 10 GB/s)."""
     if runtime not in ("barrier", "dataflow"):
         raise ValueError(f"runtime must be 'barrier' or 'dataflow', got {runtime!r}")
     view = tile_view(schedule)
@@ -130,6 +166,10 @@ def cost(schedule, procs: int = 1, runtime: str = "barrier", role_seconds: dict[
     units = len(view.units)
     if schedule.family == "classic":
         extra["okuyama_nb"] = 4 * n**3 // tile - 2 * n**2 if n % tile == 0 else None
+    if grid is not None:
+        from .distribute import Network
+
+        extra["distributed"] = distributed_cost(schedule, grid, Network() if network is None else network)
     if schedule.family == "recursive":
         from .families import build
 

@@ -85,6 +85,35 @@ def grid_for(processes: int, placement: str = "block-cyclic") -> Grid:
     return Grid(rows, processes // rows, placement)
 
 
+@dataclass(frozen=True)
+class Network:
+    """The machine the model times: latency (s) and bandwidth (bytes/s) of one link, the
+    relaxations per second of one process, the bytes of one element; broadcasts 'flat' (the
+    root sends to each receiver in turn, as the MPI runtime does) or 'tree' (binomial)."""
+
+    latency: float = 2e-6
+    bandwidth: float = 10e9
+    rate: float = 2e10
+    itemsize: int = 4
+    broadcast: str = "flat"
+
+    def __post_init__(self) -> None:
+        if self.latency < 0 or self.bandwidth <= 0 or self.rate <= 0 or self.itemsize <= 0:
+            raise ValueError(f"latency must be >= 0, bandwidth, rate and itemsize > 0; got {self}")
+        if self.broadcast not in ("flat", "tree"):
+            raise ValueError(f"broadcast must be 'flat' or 'tree', got {self.broadcast!r}")
+
+    def message(self, size_bytes):
+        return self.latency + size_bytes / self.bandwidth
+
+    def to_all(self, receivers: int, size_bytes: float) -> float:
+        """Time until the last of `receivers` has a block of size_bytes."""
+        if receivers <= 0:
+            return 0.0
+        rounds = receivers if self.broadcast == "flat" else int(np.ceil(np.log2(receivers + 1)))
+        return rounds * self.message(size_bytes)
+
+
 #: operand kinds of a message: the a[i,k] block, the a[k,j] block (the pivot block is both)
 A_OPERAND, B_OPERAND = 1, 2
 
@@ -164,9 +193,13 @@ def _check_operands_cover(units: np.ndarray, operands: np.ndarray, n: int, tile:
                                "order it")
 
 
-def _lookahead_order(units: np.ndarray, operands: np.ndarray, owner: np.ndarray, urgent: np.ndarray) -> np.ndarray:
-    """A topological order of the units that runs urgent ones (their block goes to another
-    process now or after its next layer) up to one layer early, else keeps the given order."""
+def _lookahead_order(units: np.ndarray, operands: np.ndarray, owner: np.ndarray, urgent: np.ndarray,
+                     seconds: np.ndarray, message: np.ndarray, processes: int) -> np.ndarray:
+    """A list schedule of the units under the alpha-beta model: the process free first picks,
+    among its tile-layers whose operands have arrived, an urgent one (its block goes to another
+    process, now or after its next layer) before the others, else the schedule's order; when
+    none has arrived it takes the first to arrive. The sequence of picks is a topological order
+    of the operand and own-block relation, so every process's part is deadlock-free."""
     count = len(units)
     blocks = int(units[:, 1:].max()) + 1 if count else 0
     key = (units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2]
@@ -183,20 +216,39 @@ def _lookahead_order(units: np.ndarray, operands: np.ndarray, owner: np.ndarray,
         if following[v] >= 0:
             successors[v].append(int(following[v]))
             waiting[following[v]] += 1
-
-    def priority(u: int) -> tuple[int, int, int]:
-        return int(units[u, 0]) - int(urgent[u]), int(not urgent[u]), u
-
-    ready = [priority(u) for u in range(count) if waiting[u] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        u = heapq.heappop(ready)[2]
+    ready_at = np.zeros(count)
+    arrivals = [[] for _ in range(processes)]   # heap of (ready time, unit) not yet ready by free[p]
+    available = [[] for _ in range(processes)]  # heap of (priority, unit) ready by free[p]
+    free = np.zeros(processes)
+    for u in np.nonzero(waiting == 0)[0].tolist():
+        heapq.heappush(arrivals[owner[u]], (0.0, u))
+    turns = [(0.0, p) for p in range(processes) if arrivals[p]]
+    heapq.heapify(turns)
+    order: list[int] = []
+    while turns:
+        now, p = heapq.heappop(turns)
+        if now != free[p] or not (arrivals[p] or available[p]):
+            continue  # a stale turn
+        while arrivals[p] and arrivals[p][0][0] <= free[p]:
+            u = heapq.heappop(arrivals[p])[1]
+            heapq.heappush(available[p], (not urgent[u], u))
+        if not available[p]:
+            start, u = heapq.heappop(arrivals[p])
+            heapq.heappush(available[p], (not urgent[u], u))
+            free[p] = start
+        u = heapq.heappop(available[p])[1]
         order.append(u)
+        free[p] += seconds[u]
         for v in successors[u]:
+            remote = owner[v] != owner[u]
+            ready_at[v] = max(ready_at[v], free[p] + (message[u] if remote else 0.0))
             waiting[v] -= 1
             if waiting[v] == 0:
-                heapq.heappush(ready, priority(v))
+                q = owner[v]
+                heapq.heappush(arrivals[q], (ready_at[v], v))
+                if q != p:
+                    heapq.heappush(turns, (free[q], q))
+        heapq.heappush(turns, (free[p], p))
     if len(order) != count:
         raise RuntimeError("the operand relation has a cycle; the schedule's order cannot be a topological one")
     return np.array(order, dtype=np.int64)
@@ -221,8 +273,14 @@ def _sends(units: np.ndarray, operands: np.ndarray, owner: np.ndarray) -> np.nda
     return np.column_stack([unique // size, unique % size, kinds]).astype(np.int64)
 
 
-def plan_distribution(schedule, grid: Grid, lookahead: bool = True) -> DistributedPlan:
-    """The schedule's tile-layers placed on `grid`: order, owners, operands and messages."""
+def plan_distribution(schedule, grid: Grid, lookahead: bool = True, network: Network | None = None
+                      ) -> DistributedPlan:
+    """The schedule's tile-layers placed on `grid`: order, owners, operands and messages.
+
+    lookahead=False: every process runs its tile-layers in the schedule's order. True: in
+    the order a list schedule under `network`'s model gives, which sends blocks others wait
+    for as early as their operands allow (see _lookahead_order)."""
+    network = Network() if network is None else network
     if schedule.n is None:
         raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n to distribute it")
     if schedule.tile_tree is None or not schedule.original_point_order:
@@ -252,7 +310,10 @@ def plan_distribution(schedule, grid: Grid, lookahead: bool = True) -> Distribut
         previous = np.where(units[:, 0] > 0, position[np.maximum(key - blocks * blocks, 0)], -1)
         feeds = previous[urgent & (previous >= 0)]
         urgent[feeds] = True
-        order = _lookahead_order(units, operands, owner, urgent)
+        kb, ib, jb = (np.minimum(tile, n - tile * units[:, d]) for d in range(3))
+        seconds = kb * ib * jb / network.rate
+        message = network.message(ib * jb * network.itemsize)
+        order = _lookahead_order(units, operands, owner, urgent, seconds, message, grid.size)
         renumber = np.empty(len(units), dtype=np.int64)
         renumber[order] = np.arange(len(units))
         units, owner = units[order], owner[order]

@@ -177,19 +177,19 @@ def _check_operands_cover(units: np.ndarray, operands: np.ndarray, n: int, tile:
     """Every direct predecessor of a unit is its own block's previous layer or an operand producer."""
     if not covers(None, tile):
         raise RuntimeError(f"tile {tile}: the direct predecessors do not cover the tile relation")
-    blocks = -(-n // tile)
     own_previous = np.where(units[:, 0] > 0, 0, -1)
-    key = (units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2]
-    position = {int(k): u for u, k in enumerate(key)}
     for v, waited in enumerate(tile_predecessors(units, n, tile)):
-        allowed = {int(x) for x in operands[v] if x >= 0}
+        # an operand read after its layer kb is at least as new as any older layer it must follow
+        # (a last block one wide: its own layer moves nothing, so isl names the layer before)
+        fresh_enough = {(int(units[x, 1]), int(units[x, 2])): int(units[x, 0]) for x in operands[v] if x >= 0}
         if own_previous[v] == 0:
-            allowed.add(position[int(key[v] - blocks * blocks)])
-        missing = set(waited) - allowed
+            fresh_enough[(int(units[v, 1]), int(units[v, 2]))] = int(units[v, 0]) - 1
+        missing = {u for u in waited
+                   if fresh_enough.get((int(units[u, 1]), int(units[u, 2])), -1) < int(units[u, 0])}
         if missing:
             u = units[min(missing)]
-            raise RuntimeError(f"{name}: tile-layer T{list(units[v])} waits for T{list(u)}, which is neither its "
-                               "block's previous layer nor one of its operand blocks; the MPI runtime cannot "
+            raise RuntimeError(f"{name}: tile-layer T{units[v].tolist()} waits for T{u.tolist()}, which is neither "
+                               "its block's previous layer nor one of its operand blocks; the MPI runtime cannot "
                                "order it")
 
 
@@ -297,8 +297,8 @@ def plan_distribution(schedule, grid: Grid, lookahead: bool = True, network: Net
     late = [v for v in range(len(units)) for u in operands[v] if u > v]
     if late:
         v = late[0]
-        raise ValueError(f"{schedule.name} runs T{list(units[v])} before the layer its operand blocks are read at; "
-                         "the MPI runtime needs each operand's layer first")
+        raise ValueError(f"{schedule.name} runs T{units[v].tolist()} before the layer its operand blocks are read "
+                         "at; the MPI runtime needs each operand's layer first")
     owner = grid.rank(units[:, 1], units[:, 2], blocks).astype(np.int64)
     if lookahead:
         sends = _sends(units, operands, owner)

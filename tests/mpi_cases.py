@@ -54,6 +54,10 @@ def exact_cases() -> None:
                 exact = bool(np.array_equal(found.distances, reference(graph, dtype))) if RANK == 0 else None
                 report(case="exact", schedule=found.schedule, dtype=dtype, lookahead=lookahead, grid=found.grid,
                        exact=exact)
+    graph = random_graph(33, 120, weights=(1, 9), seed=2)  # the last block one wide
+    found = solve_distributed(graph if RANK == 0 else None, schedule=build("recursive", 33, base=8, paired=False))
+    report(case="one-wide", exact=bool(np.array_equal(found.distances, reference(graph, "float64")))
+           if RANK == 0 else None)
     graph = random_graph(45, 150, seed=4)
     if SIZE > 1:  # strips: P x 1, seed 003's row partition
         found = solve_distributed(graph if RANK == 0 else None, schedule="classic", tile=8, dtype="float64",

@@ -17,10 +17,13 @@ FAMILIES = [("classic", {"tile": 8}), ("generalized", {"tile": 8, "kappa": 3}),
 
 
 def test_every_target_declares_its_dtypes_and_options():
-    assert list(TARGETS) == ["cpu", "cuda", "cudasim", "python"]
+    assert list(TARGETS) == ["cpu", "cuda", "cudasim", "mpi", "python"]
     assert [option.name for option in TARGETS["cuda"].options] == ["method", "sub_tile", "per_block", "t_prime"]
+    assert [option.name for option in TARGETS["mpi"].options] == ["grid", "placement", "lookahead", "skip_inf",
+                                                                   "threads", "predecessors", "unreachable_from",
+                                                                   "register_block"]
     assert TARGETS["cuda"].options == TARGETS["cudasim"].options and TARGETS["python"].options == ()
-    with pytest.raises(ValueError, match="unknown target 'tpu'; available: cpu, cuda, cudasim, python"):
+    with pytest.raises(ValueError, match="unknown target 'tpu'; available: cpu, cuda, cudasim, mpi, python"):
         generate(schedules.build("classic", 8, tile=4), target="tpu")
     with pytest.raises(ValueError, match="target 'python' has no option method; its options: none"):
         generate(schedules.build("classic", 8, tile=4), target="python", method="A")
@@ -51,6 +54,19 @@ def test_cpu_target_agrees_with_the_python_oracle(n, tile, family, seed, dtype):
         assert generate(schedule, target=target, dtype=dtype)(matrix) == -1
         results[target] = matrix
     np.testing.assert_array_equal(results["cpu"], results["python"])
+
+
+@pytest.mark.parametrize("family, params", FAMILIES[:-1])
+def test_mpi_target_in_one_process_reproduces_the_nest(family, params):
+    """Outside mpiexec the world is one process (a 1 x 1 grid); tests/test_mpi.py runs 2-4."""
+    compiled = generate(schedules.build(family, 29, **params), target="mpi", dtype="int32", threads=1)
+    matrix = polybench_matrix(29).astype("int32")
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert compiled(matrix) == -1 and compiled.last_run["tile_layers"] == len(compiled.plan.units)
+    np.testing.assert_array_equal(matrix, expected)
+    with pytest.raises(ValueError, match="grid 2 x 2 needs 4 processes; mpiexec started 1"):
+        generate(schedules.build(family, 29, **params), target="mpi", grid=(2, 2))
 
 
 def test_solve_runs_on_the_python_target_with_float64_by_default():

@@ -88,6 +88,8 @@ class RunStats:
 
     tile_layers: int = 0
     skipped_tile_layers: int = 0
+    #: rows of run tile-layers left out because their a[i,k] row has nothing reachable
+    skipped_rows: int = 0
     messages_sent: int = 0
     messages_received: int = 0
     bytes_sent: int = 0
@@ -135,15 +137,15 @@ class _Layout:
         return min(self.tile, self.n - self.tile * b)
 
     def block(self, ib: int, jb: int) -> tuple[slice, slice]:
-        r, c = self.tile * self.local_row[ib], self.tile * self.local_col[jb]
+        r, c = self.tile * int(self.local_row[ib]), self.tile * int(self.local_col[jb])
         return slice(r, r + self.width(ib)), slice(c, c + self.width(jb))
 
     def a_slot(self, s: int, ib: int, kb: int) -> tuple[slice, slice]:
-        r, k = self.tile * self.local_row[ib], self.panels + s * self.tile
+        r, k = self.tile * int(self.local_row[ib]), self.panels + s * self.tile
         return slice(r, r + self.width(ib)), slice(k, k + self.width(kb))
 
     def b_slot(self, s: int, kb: int, jb: int) -> tuple[slice, slice]:
-        k, c = self.panels + s * self.tile, self.tile * self.local_col[jb]
+        k, c = self.panels + s * self.tile, self.tile * int(self.local_col[jb])
         return slice(k, k + self.width(kb)), slice(c, c + self.width(jb))
 
     def corner(self, s: int, kb: int) -> tuple[slice, slice]:
@@ -157,6 +159,22 @@ class _Layout:
     def element_cols(self) -> np.ndarray:
         return np.concatenate([np.arange(self.tile * b, self.tile * b + self.width(b)) for b in self.cols]) \
             if len(self.cols) else np.zeros(0, dtype=np.int64)
+
+
+#: unreachable a[i,k] rows are left out of a product only in runs of at least this many (fewer
+#: would split a register block's rows for nothing)
+ROW_GAP = 8
+
+
+def reachable_runs(reachable: np.ndarray, gap: int) -> list[tuple[int, int]]:
+    """[first, last) runs covering every True of `reachable`, merging runs less than `gap` apart."""
+    where = np.flatnonzero(reachable)
+    if not len(where):
+        return []
+    breaks = np.flatnonzero(np.diff(where) > gap)
+    starts = np.concatenate([[where[0]], where[breaks + 1]])
+    ends = np.concatenate([where[breaks] + 1, [where[-1] + 1]])
+    return list(zip(starts.tolist(), ends.tolist()))
 
 
 def _panel_sets(plan: DistributedPlan, local: np.ndarray) -> tuple[dict[int, int], int]:
@@ -320,6 +338,7 @@ class MPIRun:
         posted: dict[int, tuple] = {}
         next_receive = 0
         unreachable: set[int] = set()   # producers whose block holds nothing reachable
+        reachable_rows: dict[int, np.ndarray] = {}  # a[i,k] blocks placed here: rows with something reachable
         arrived: set[int] = set()
         pending_sends: list = []
         itemsize = a.dtype.itemsize
@@ -357,6 +376,8 @@ class MPIRun:
                 a[slot] = block
                 if pred is not None:
                     pred[slot] = block_pred
+            if kinds & A_OPERAND and self.skip_inf:
+                reachable_rows[u] = ~(block >= self.unreachable_from).all(axis=1)
 
         def receive(u: int) -> None:
             while u not in posted and next_receive < len(incoming):
@@ -410,32 +431,36 @@ class MPIRun:
             for x in done:
                 pending_sends.remove(x)
 
-        def operation(v: int) -> tuple[int, ...] | None:
-            """The kernel call of tile-layer v (None: skipped), its self-operand copied in first."""
+        def operation(v: int) -> list[tuple[int, ...]]:
+            """The kernel calls of tile-layer v (none: skipped), its self-operand copied in first."""
             kb, ib, jb = units[v].tolist()
             s = self.set_of_layer[kb]
             sources = plan.operands[v].tolist()
             if any(u >= 0 and u in unreachable for u in sources):
-                return None
+                return []
             rows, cols = layout.block(ib, jb)
             k = layout.panels + s * layout.tile
             depth = layout.width(kb)
             if sources == [-1, -1]:  # the pivot block closes in the set's corner, in the nest's order
-                return None if depth == 0 else (KERNEL_NUMBERS["relax_layers"], k, k + depth, k, k + depth, k,
-                                                k + depth)
+                return [(KERNEL_NUMBERS["relax_layers"], k, k + depth, k, k + depth, k, k + depth)] if depth else []
             own = a[rows, cols]
             if sources[0] == -1:
                 if nothing_reachable(own):
-                    return None
+                    return []
                 a[layout.a_slot(s, ib, kb)] = own
             if sources[1] == -1:
                 if nothing_reachable(own):
-                    return None
+                    return []
                 a[layout.b_slot(s, kb, jb)] = own
                 if pred is not None:
                     pred[layout.b_slot(s, kb, jb)] = pred[rows, cols]
             product = KERNEL_NUMBERS["relax_layers_pred" if pred is not None else "relax_product"]
-            return (product, k, k + depth, rows.start, rows.stop, cols.start, cols.stop)
+            runs = [(rows.start, rows.stop)]
+            if self.skip_inf and sources[0] >= 0 and sources[0] in reachable_rows:
+                runs = [(rows.start + first, rows.start + last)
+                        for first, last in reachable_runs(reachable_rows[sources[0]], ROW_GAP)]
+                self.stats.skipped_rows += (rows.stop - rows.start) - sum(last - first for first, last in runs)
+            return [(product, k, k + depth, first, last, cols.start, cols.stop) for first, last in runs]
 
         post_receives()
         local = self.local.tolist()
@@ -469,11 +494,10 @@ class MPIRun:
                 raise RuntimeError(f"injected fault ({FAULT}={fault}) before local step {p}")
             ops = []
             for v in batch:
-                op = operation(v)
-                if op is None:
+                calls = operation(v)
+                if not calls:
                     self.stats.skipped_tile_layers += 1
-                else:
-                    ops.append(op)
+                ops += calls
             self.stats.tile_layers += len(batch)
             if closing and ops:
                 kb, ib, jb = units[batch[0]].tolist()

@@ -65,11 +65,23 @@ def test_runtime_counts_equal_the_plans_messages_and_bytes():
 
 
 def test_skip_inf_skips_most_of_a_disconnected_graph_and_stays_exact():
-    on, off = results(4, "disconnected")
-    assert on["exact"] and off["exact"]
+    on, off, straddling, straddling_off = results(4, "disconnected")
+    assert all(case["exact"] for case in (on, off, straddling, straddling_off))
     # four components on 8 x 8 blocks: of the 512 tile-layers only the 4 x 2 x 2 x 2 inside components move
-    assert on["skipped"] == on["total"] - 4 * 2**3 and on["empty_messages"] > 0
-    assert off["skipped"] == 0 and off["empty_messages"] == 0
+    assert on["skipped_tile_layers"] == on["tile_layers"] - 4 * 2**3 and on["empty_messages_sent"] > 0
+    assert straddling["skipped_tile_layers"] > 0 and straddling["skipped_rows"] > 0
+    for off_case in (off, straddling_off):
+        assert off_case["skipped_tile_layers"] == off_case["empty_messages_sent"] == off_case["skipped_rows"] == 0
+
+
+def test_reachable_row_runs_merge_short_gaps():
+    from codegen.mpi import reachable_runs
+
+    reachable = np.zeros(40, dtype=bool)
+    reachable[[2, 3, 5, 30, 31]] = True
+    assert reachable_runs(reachable, 8) == [(2, 6), (30, 32)]
+    assert reachable_runs(reachable, 30) == [(2, 32)]
+    assert reachable_runs(np.zeros(5, dtype=bool), 8) == [] and reachable_runs(np.ones(5, dtype=bool), 8) == [(0, 5)]
 
 
 @pytest.fixture

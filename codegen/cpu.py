@@ -327,21 +327,29 @@ class _ReplayedDriver:
         return value.copy() if isinstance(value, np.ndarray) else value
 
 
+#: how a tile-level driver runs: 'auto' replays up to INTERPRET_UP_TO tile-layers and compiles above
+DRIVERS = ("auto", "compiled", "replayed")
+
+
 def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus",
           register_block: tuple[int, int] | None = None, predecessors: bool = False,
-          runtime: str = "barrier") -> CompiledSchedule:
+          runtime: str = "barrier", driver: str = "auto") -> CompiledSchedule:
     """The 'cpu' target's builder (codegen.targets)."""
     block = None if register_block is None else tuple(register_block)
     return generate_cpu(schedule, KernelOptions(dtype=dtype, register_block=block, predecessors=predecessors,
-                                                semiring=semiring), runtime)
+                                                semiring=semiring), runtime, driver)
 
 
-def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "barrier") -> CompiledSchedule:
+def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "barrier",
+                 driver: str = "auto") -> CompiledSchedule:
     """Compile `schedule` for the CPU (or return the copy compiled before); `runtime` is 'barrier'
-    (the tree's stages, a barrier after each) or 'dataflow' / 'dataflow-shared' (codegen.dataflow)."""
+    (the tree's stages, a barrier after each) or 'dataflow' / 'dataflow-shared' (codegen.dataflow);
+    `driver` (tile level): 'compiled' or 'replayed' whatever the size, 'auto' by INTERPRET_UP_TO."""
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
-    key = (schedule.name, schedule.tree_text(), options, runtime)
+    if driver not in DRIVERS:
+        raise ValueError(f"driver must be one of {', '.join(DRIVERS)}, got {driver!r}")
+    key = (schedule.name, schedule.tree_text(), options, runtime, driver)
     if key in _COMPILED:
         return _COMPILED[key]
     started = time.perf_counter()
@@ -359,10 +367,11 @@ def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "bar
     writer = _Writer(front, options)
     driver_text = writer.source(schedule.name, kernels.__name__)
     front.check(writer.regions, f"cpu code for {schedule.name}")
-    run = driver = load_module(driver_text, "cpu").run
-    if front.level == "tile" and -(-front.n // front.tile) ** 3 <= INTERPRET_UP_TO:
+    run = driver_function = load_module(driver_text, "cpu").run
+    small = -(-front.n // front.tile) ** 3 <= INTERPRET_UP_TO
+    if front.level == "tile" and (driver == "replayed" or (driver == "auto" and small)):
         run = _ReplayedDriver(run, kernels, [name for name in writer.kernels_used() if name != "put"])
-    else:
+    elif not run.signatures:  # the same driver module compiled before (another key) keeps its code
         matrix = f"{options.dtype}[:, ::1]"
         pred = ", int32[:, ::1]" if options.predecessors else ""
         run.compile(f"void({matrix}{pred}, int64[::1])")
@@ -370,6 +379,6 @@ def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "bar
     serial = options.predecessors and _has_racing_reads(schedule, front)
     compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, driver_text, kernels_text,
                                 isl_c_source(front), time.perf_counter() - started, run, serial,
-                                driver, kernels if front.level == "tile" else None, writer.regions)
+                                driver_function, kernels if front.level == "tile" else None, writer.regions)
     _COMPILED[key] = compiled
     return compiled

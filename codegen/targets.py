@@ -75,7 +75,10 @@ register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, regist
                  Option("runtime", "barrier", "barrier: a barrier after each stage; dataflow: each tile-layer "
                         "once its direct predecessors are done, in the schedule's order, each thread's own "
                         "block rows first; dataflow-shared: one list for all", str,
-                        ("barrier", "dataflow", "dataflow-shared"))),
+                        ("barrier", "dataflow", "dataflow-shared")),
+                 Option("driver", "auto", "a tile-level driver's form: replayed (the recorded kernel calls, no "
+                        "compile), compiled (Numba), or auto: replayed up to 100,000 tile-layers", str,
+                        ("auto", "compiled", "replayed"))),
                 "codegen.cpu:build"))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build"))

@@ -197,14 +197,21 @@ DEMO_SCHEDULES = "classic;generalized:kappa=2;generalized:kappa=4;recursive"
 
 
 def _family_options(parser: argparse.ArgumentParser, tree: bool = False) -> None:
-    parser.add_argument("family", nargs="?" if tree else None, help="naive, classic, generalized or recursive")
+    """The family, n, and one flag per declared family parameter (schedules.parameters)."""
+    from schedules.parameters import FAMILY_PARAMETERS
+
+    parser.add_argument("family", nargs="?" if tree else None, help=", ".join(FAMILY_PARAMETERS))
     parser.add_argument("--n", type=int, required=not tree, default=None, help="problem size")
-    parser.add_argument("--tile", type=int, default=None, help="block size r")
-    parser.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
-    parser.add_argument("--variant", default=None, help="generalized: seed or fused")
-    parser.add_argument("--reverse", default=None, help="generalized: descending or ascending reverse loop")
-    parser.add_argument("--base", type=int, default=None, help="recursive: base tile size")
-    parser.add_argument("--separate", action="store_true", help="recursive: SD row and column in separate launches")
+    seen: dict[str, list[str]] = {}
+    for family, parameters in FAMILY_PARAMETERS.items():
+        for declared in parameters:
+            seen.setdefault(declared.name, []).append(family)
+    for family, parameters in FAMILY_PARAMETERS.items():
+        for declared in parameters:
+            if seen[declared.name] and seen[declared.name][0] == family:
+                owners = seen[declared.name]
+                parser.add_argument(f"--{declared.name.replace('_', '-')}", default=None, metavar="VALUE",
+                                    help=f"{'/'.join(owners)}: {declared.help} ({declared.describe()})")
     if tree:
         parser.add_argument("--tree", default=None, help="a schedule tree in isl's text form over S[k,i,j]")
 
@@ -220,22 +227,29 @@ def _schedule_from(args: argparse.Namespace):
             return from_tree(handle.read(), args.n, name=args.tree)
     if not args.family:
         raise UsageError("name a schedule family (see 'polyfw schedules') or give --tree FILE")
-    params = {}
-    for name in ("kappa", "variant", "reverse", "base"):
-        if getattr(args, name, None) is not None:
-            params[name] = getattr(args, name)
-    if args.separate:
-        params["paired"] = False
-    return build(args.family, args.n, args.tile, **params)
+    from schedules.parameters import FAMILY_PARAMETERS, parameter
+
+    names = {declared.name for parameters in FAMILY_PARAMETERS.values() for declared in parameters}
+    given = {name: getattr(args, name) for name in sorted(names) if getattr(args, name, None) is not None}
+    for name in given:
+        parameter(args.family, name)  # a flag the family does not declare is refused by name
+    tile = given.pop("tile", None)
+    return build(args.family, args.n, None if tile is None else parameter(args.family, "tile").parse(tile,
+                                                                                                  args.family),
+                 **given)
 
 
 def _cmd_schedules(args: argparse.Namespace) -> int:
-    from schedules.families import FAMILY_PARAMETERS
+    from schedules.parameters import FAMILY_PARAMETERS
 
     for family, parameters in FAMILY_PARAMETERS.items():
-        print(family)
-        for name, meaning in parameters:
-            print(f"  --{name:<10} {meaning}")
+        print(f"{family} (n: problem size)")
+        for declared in parameters:
+            default = "" if declared.default is None else declared.default
+            if isinstance(default, tuple):
+                default = "-".join(default)
+            print(f"  {declared.name:<11} {declared.describe():<38} default {str(default) or '-':<22} {declared.help}")
+    print("as text: family:key=value,... e.g. generalized:tile=64,kappa=4 or recursive:base=32,paired=false")
     print("any schedule tree in isl's text form: polyfw check --tree FILE --n N")
     return 0
 

@@ -18,7 +18,9 @@ import numpy as np
 from codegen import generate
 from codegen.register_blocks import cpu_key
 from codegen.targets import TARGETS
+from codegen.dataflow import RUNTIMES
 from schedules.families import FAMILIES, build
+from schedules.parameters import FAMILY_PARAMETERS, parameter
 from schedules.schedule import Schedule
 from tiling.graphs import (INT32_INF, as_dense, as_semiring_matrix, missing_edges, read_graph, resolve_dtype,
                            vertex_count)
@@ -82,15 +84,27 @@ def tuning_table() -> dict[str, Any]:
 
 
 def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
-    """'generalized:kappa=2,tile=64' -> ('generalized', {'kappa': 2, 'tile': 64})."""
+    """'generalized:kappa=2,tile=64' -> ('generalized', {'kappa': 2, 'tile': 64}): each value parsed
+    by its declared type (schedules.parameters; 'recursive:paired=false' is False), plus
+    'runtime' (how the cpu target runs it: codegen.dataflow.RUNTIMES)."""
     family, _, settings = text.partition(":")
+    family = family.strip()
     params: dict[str, Any] = {}
     for item in filter(None, settings.split(",")):
         key, equals, value = item.partition("=")
+        key, value = key.strip(), value.strip()
         if not equals:
             raise ValueError(f"schedule setting {item!r} in {text!r} is not key=value")
-        params[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else value.strip()
-    return family.strip(), params
+        if key == "runtime":
+            if value not in RUNTIMES:
+                raise ValueError(f"runtime in {text!r} must be one of {', '.join(RUNTIMES)}, got {value!r}")
+            params[key] = value
+        elif family in FAMILY_PARAMETERS:
+            params[key] = parameter(family, "base" if key == "tile" and family == "recursive" else key).parse(
+                value, family)
+        else:
+            raise ValueError(f"unknown schedule family {family!r} in {text!r}; use one of {', '.join(FAMILIES)}")
+    return family, params
 
 
 def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:

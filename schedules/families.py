@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from .parameters import GENERALIZED_VARIANTS, REVERSE_DIRECTIONS, check_parameters
 from .schedule import Schedule
 from .tree import ROLE_CONDITIONS, Band, Filter, Node, Sequence_, build_tree, stage, tasks, to_point_tree
 
@@ -58,12 +59,6 @@ def _group_conditions(kappa: int) -> dict[str, str]:
         "nIG": f"floor(ib/{kappa}) != {group}",
         "nJG": f"floor(jb/{kappa}) != {group}",
     }
-
-
-GENERALIZED_VARIANTS = ("seed", "fused")
-
-
-REVERSE_DIRECTIONS = ("descending", "ascending")
 
 
 def generalized_spec(kappa: int, variant: str = "seed",
@@ -217,25 +212,20 @@ FAMILIES: dict[str, Callable[..., Schedule]] = {
     "recursive": build_recursive,
 }
 
-#: family -> (parameter, meaning) for `polyfw schedules`
-FAMILY_PARAMETERS = {
-    "naive": [("n", "problem size")],
-    "classic": [("n", "problem size"), ("tile", "block size r")],
-    "generalized": [("n", "problem size"), ("tile", "block size r"), ("kappa", "block layers per group, 1..Q"),
-                    ("variant", "'seed' (seed 000's stages) or 'fused' (reverse loop and Rest in one stage)"),
-                    ("reverse", "'descending' (seed 000) or 'ascending' order of the reverse loop")],
-    "recursive": [("n", "problem size"), ("base", "base tile size t_R"),
-                  ("separate", "SD row and column products in separate launches (default: one shared launch)")],
-}
-
-
 def build(name: str, n: int | None, tile: int | None = None, **params) -> Schedule:
-    """A schedule of the named family: build('generalized', 1024, 32, kappa=4)."""
+    """A schedule of the named family: build('generalized', 1024, 32, kappa=4). Parameters are
+    checked against the family's declarations (schedules.parameters); text is parsed by type."""
     if name not in FAMILIES:
         raise ValueError(f"unknown schedule family {name!r}; available: {', '.join(FAMILIES)}")
     if name != "recursive":
         tile = 1 if name == "naive" else tile
         if tile is None:
             raise ValueError(f"the {name} family needs a tile size (tile=...)")
+        if name != "naive":
+            tile = check_parameters(name, {"tile": tile})["tile"]
         _validate(n, tile)
+    elif "base" in params:
+        params["base"] = check_parameters(name, {"base": params["base"]})["base"]
+    size = tile if tile is not None else params.get("base")
+    params = check_parameters(name, params, _blocks(n, size) if isinstance(size, int) and size > 0 else None)
     return FAMILIES[name](n, tile, **params)

@@ -10,7 +10,7 @@ import polyfw
 import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.front import prepare
-from polyfw.solve import NO_PREDECESSOR
+from polyfw.solve import NO_PREDECESSOR, initial_predecessors
 from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
 
 FAMILY_CASES = [
@@ -50,6 +50,43 @@ def test_naive_family_is_generated_point_by_point(dtype):
     assert "relax_point(a, " in compiled.source and "prange(" in compiled.source
     compiled(matrix)
     np.testing.assert_array_equal(matrix, nest_result(polybench_matrix(23).astype(dtype)))
+
+
+COMPILED_DRIVER_FAMILIES = [("classic", {"tile": 8}), ("generalized", {"tile": 8, "kappa": 2}),
+                           ("generalized", {"tile": 8, "kappa": 3, "variant": "fused"}),
+                           ("recursive", {"base": 8}), ("recursive", {"base": 8, "paired": False})]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("family, params", COMPILED_DRIVER_FAMILIES)
+def test_compiled_tile_level_driver_is_exact(family, params, dtype):
+    """The Numba-compiled driver (what runs above 100,000 tile-layers) on a small n, with
+    negative edges and a partial last block, against the nest and the replayed driver."""
+    n = 37
+    schedule = schedules.build(family, n, **params)
+    compiled = generate(schedule, dtype=dtype, driver="compiled")
+    replayed = generate(schedule, dtype=dtype, driver="replayed")
+    assert not isinstance(compiled._run, type(replayed._run))  # the compiled function, not the replay
+    assert compiled._run.signatures  # compiled by Numba, for exactly one signature
+    graph = random_graph(n, 4 * n, weights=(1, 30), seed=n, potential=12)
+    matrix, again = as_dense(graph, dtype=dtype), as_dense(graph, dtype=dtype)
+    expected = nest_result(as_dense(graph, dtype=dtype))
+    assert compiled(matrix) == -1 and replayed(again) == -1
+    np.testing.assert_array_equal(matrix, expected)
+    np.testing.assert_array_equal(again, expected)
+
+
+def test_compiled_driver_with_predecessors_matches_the_replayed_one():
+    schedule = schedules.build("classic", 30, tile=8)
+    graph = random_graph(30, 90, weights=(1, 9), seed=3)
+    results = []
+    for driver in ("compiled", "replayed"):
+        matrix = as_dense(graph, dtype="float64")
+        pred = initial_predecessors(matrix)
+        generate(schedule, dtype="float64", predecessors=True, driver=driver)(matrix, pred)
+        results.append((matrix, pred))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
 def test_later_calls_replay_the_recorded_program_on_new_matrices():
@@ -139,11 +176,29 @@ def test_predecessor_paths_have_the_reported_length(schedule):
                 assert pred[s, t] == NO_PREDECESSOR
 
 
-def test_racing_schedules_run_predecessors_serially():
-    classic = generate(schedules.build("classic", 64, tile=16), dtype="float32", predecessors=True)
-    fused = generate(schedules.build("generalized", 64, tile=16, kappa=2), dtype="float32", predecessors=True)
-    assert not classic.serial  # SD and DD tasks read only blocks closed in earlier stages
-    assert fused.serial  # LeadRowCol column tasks read blocks their neighbours write
+def tasks_read_each_others_blocks(schedule) -> bool:
+    """Brute force: does some task read a block that another task of its stage writes?"""
+    view = schedules.stage_view(schedule.tile_tree, schedule.n, schedule.tile)
+    for stage in range(view.n_stages):
+        tasks = view.tasks_of(stage)
+        writes = [{(ib, jb) for _, ib, jb in task.units.tolist()} for task in tasks]
+        for t, task in enumerate(tasks):
+            reads = {block for kb, ib, jb in task.units.tolist() for block in ((ib, kb), (kb, jb))}
+            if any(reads & written for other, written in enumerate(writes) if other != t):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("family, params", [("classic", {}), ("generalized", {"kappa": 2}),
+                                            ("generalized", {"kappa": 2, "variant": "fused"}),
+                                            ("recursive", {})])
+def test_predecessors_run_on_one_thread_exactly_when_tasks_of_a_stage_read_each_others_blocks(family, params):
+    """A (distance, predecessor) pair read while another task writes it could be torn."""
+    schedule = (schedules.build(family, 64, tile=16, **params) if family != "recursive"
+                else schedules.build(family, 64, base=16))
+    compiled = generate(schedule, dtype="float32", predecessors=True)
+    assert compiled.serial == tasks_read_each_others_blocks(schedule)
+    assert compiled.serial == (family == "generalized")  # classic's and recursive's stages read closed blocks
 
 
 def test_source_does_not_grow_with_n():

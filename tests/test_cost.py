@@ -15,17 +15,37 @@ def test_classic_on_four_by_four_blocks_with_two_processors_matches_seed_004():
     assert report.critical_path == 12
 
 
+def brute_force_traffic(view, n, tile) -> int:
+    """Elements loaded and written back, each block once per task that touches it (sets, no numba)."""
+    size = {b: min(tile, n - tile * b) for b in range(-(-n // tile))}
+    total = 0
+    for task in range(view.n_tasks):
+        units = view.units[view.task_start[task]:view.task_start[task + 1]].tolist()
+        loaded = {block for kb, ib, jb in units for block in ((ib, jb), (ib, kb), (kb, jb))}
+        written = {(ib, jb) for _, ib, jb in units}
+        total += sum(size[i] * size[j] for i, j in loaded) + sum(size[i] * size[j] for i, j in written)
+    return total
+
+
 @pytest.mark.parametrize("n, tile", [(16, 4), (64, 8), (96, 32)])
 def test_classic_traffic_is_okuyamas_nb(n, tile):
-    report = cost(build("classic", n, tile))
-    assert report.traffic == report.okuyama_nb == 4 * n**3 // tile - 2 * n**2
+    """Per block layer: I loads and writes one block, each of the 2(Q-1) SD tasks loads two and
+    writes one, each of the (Q-1)^2 DD tasks loads three and writes one: Q t^2 (4Q^2 - 2Q) elements."""
+    schedule = build("classic", n, tile)
+    report = cost(schedule)
+    q = n // tile
+    per_layer = (1 + 1) + 2 * (q - 1) * (2 + 1) + (q - 1) ** 2 * (3 + 1)
+    assert report.traffic == brute_force_traffic(stage_view(schedule.tile_tree, n, tile), n, tile)
+    assert report.traffic == q * tile**2 * per_layer == 4 * n**3 // tile - 2 * n**2
 
 
 def test_classic_traffic_with_partial_blocks_counts_their_true_size():
     # N_b assumes full blocks; with r not dividing n the model counts each partial block by its size,
     # which is exactly the full-block formula's count on a matrix padded to Q*r, minus the padding.
-    report = cost(build("classic", 10, 4))
-    assert report.okuyama_nb is None and 0 < report.traffic < 4 * 12**3 // 4 - 2 * 12**2
+    schedule = build("classic", 10, 4)
+    report = cost(schedule)
+    assert report.okuyama_nb is None
+    assert report.traffic == brute_force_traffic(stage_view(schedule.tile_tree, 10, 4), 10, 4) < 4 * 12**3 // 4 - 2 * 12**2
 
 
 def test_generalized_saves_write_backs_as_kappa_grows():
@@ -39,7 +59,7 @@ def test_recursive_launch_counts(n, base):
     q = n // base
     report = cost(build("recursive", n, base=base))
     assert (report.launches_paired, report.launches_separate) == (5 * q - 4, 7 * q - 6)
-    assert report.stages == report.launches_paired
+    assert report.stages == 5 * q - 4 and cost(build("recursive", n, base=base, paired=False)).stages == 7 * q - 6
 
 
 def test_generalized_stage_counts_seed_and_fused():
@@ -78,7 +98,7 @@ def test_cli_check_cost_show(tmp_path, capsys):
     out = capsys.readouterr().out
     assert png.stat().st_size > 1000
     assert "reverse loop run ascending (l = 0 up): legal" in out and "Rest(K) before the forward loop: illegal" in out
-    assert main(["schedules"]) == 0 and "--kappa" in capsys.readouterr().out
+    assert main(["schedules"]) == 0 and "kappa       an int in 1..Q" in capsys.readouterr().out
 
 
 def test_cli_check_tree_file(tmp_path, capsys):

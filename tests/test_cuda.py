@@ -247,10 +247,19 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
                              check=True, env=environment, capture_output=True, text=True).stdout
     assert "launch.stage(band_3, True" in emitted and "min-plus product, method B" in emitted
     assert "def tile_layer(" in emitted and "for (int c0" in emitted
+    table = tmp_path / "compared.csv"
     compared = subprocess.run([sys.executable, "-m", "polyfw.cli", "compare", "--n", "7", "--tile", "3",
                                "--target", "cudasim", "--dtype", "float32", "--repeats", "1", "--schedules",
-                               "classic;recursive"], check=True, env=environment, capture_output=True, text=True).stdout
-    assert "target cudasim" in compared and compared.count(" True ") >= 4  # scipy, naive, both schedules exact
+                               "classic;recursive", "--csv", str(table)], check=True, env=environment,
+                              capture_output=True, text=True).stdout
+    import csv
+
+    with open(table) as handle:
+        rows = {row["schedule"]: row for row in csv.DictReader(handle)}
+    assert "target cudasim" in compared
+    assert {"scipy", "naive-kernel"} < set(rows) and any(name.startswith("classic") for name in rows)
+    assert any(name.startswith("recursive") for name in rows)
+    assert all(row["exact"] == "True" for row in rows.values()), rows
 
 
 ROWS_INSIDE_TASKS = """{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: {

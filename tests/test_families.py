@@ -193,11 +193,75 @@ def test_tile_level_proof_agrees_with_point_level_brute_force(schedule):
 
 
 def test_bad_parameters_are_named():
-    with pytest.raises(ValueError, match="kappa must be an int in 1..Q = 3"):
+    with pytest.raises(ValueError, match=r"generalized parameter kappa must be an int in 1..Q \(blocks per side\), "
+                                         "Q = 3 here, got 4"):
         build("generalized", 9, 3, kappa=4)
+    with pytest.raises(ValueError, match="the classic family has no parameter 'kappa'; its parameters: tile, stages"):
+        build("classic", 9, 3, kappa=2)
+    with pytest.raises(ValueError, match="recursive parameter paired must be true or false, got 'maybe'"):
+        build("recursive", 9, base=3, paired="maybe")
+    with pytest.raises(ValueError, match="recursive parameter paired must be true or false, got 1"):
+        build("recursive", 9, base=3, paired=1)  # an int is not a bool: no silent truthiness
     with pytest.raises(ValueError, match="available: naive, classic, generalized, recursive"):
         build("blocked", 9, 3)
     with pytest.raises(ValueError, match="needs a tile size"):
         build("classic", 9)
     with pytest.raises(ValueError, match="variant"):
         build("generalized", 9, 3, kappa=1, variant="fast")
+
+
+@pytest.mark.parametrize("text, expected", [("false", False), ("False", False), ("no", False), ("0", False),
+                                            ("true", True), ("yes", True), ("1", True)])
+def test_paired_text_is_parsed_as_a_bool(text, expected):
+    from polyfw.solve import parse_schedule
+
+    family, params = parse_schedule(f"recursive:base=4,paired={text}")
+    assert params == {"base": 4, "paired": expected}
+    schedule = build(family, 20, **params)
+    assert schedule.params["paired"] is expected
+    # the tree itself differs: separate SD products take 7Q - 6 launches, paired ones 5Q - 4
+    from schedules.cost import tile_view
+
+    assert tile_view(schedule).n_stages == (5 * 5 - 4 if expected else 7 * 5 - 6)
+
+
+def test_every_declared_parameter_parses_its_default_and_refuses_junk():
+    from schedules.parameters import FAMILY_PARAMETERS
+
+    for family, parameters in FAMILY_PARAMETERS.items():
+        for declared in parameters:
+            if declared.default is not None:
+                text = "-".join(declared.default) if declared.kind == "order" else str(declared.default)
+                assert declared.check(declared.parse(text, family), family, blocks=8) == declared.default
+            with pytest.raises(ValueError, match=f"{family} parameter {declared.name} must be"):
+                declared.check(declared.parse("x-y", family) if declared.kind != "int" else "x-y", family, 8)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("generalized:kappa=x", "generalized parameter kappa must be an int in 1..Q"),
+    ("generalized:variant=fast", "generalized parameter variant must be one of seed, fused, got 'fast'"),
+    ("classic:kappa=2", "the classic family has no parameter 'kappa'; its parameters: tile, stages"),
+    ("classic:tile=8,runtime=fast", "runtime in 'classic:tile=8,runtime=fast' must be one of barrier"),
+    ("blocked:tile=8", "unknown schedule family 'blocked'"),
+    ("classic:tile", "is not key=value"),
+])
+def test_schedule_text_errors_name_the_parameter_and_what_is_valid(text, message):
+    from polyfw import solve
+
+    with pytest.raises(ValueError, match=message):
+        solve(np.zeros((12, 12)), schedule=text)
+
+
+def test_the_cli_flags_come_from_the_declarations(capsys):
+    from polyfw.cli import main
+
+    assert main(["cost", "recursive", "--n", "20", "--base", "4", "--paired", "false", "--json"]) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["stages"] == 7 * 5 - 6 and report["launches_separate"] == 7 * 5 - 6
+    assert main(["cost", "classic", "--n", "20", "--tile", "4", "--kappa", "2"]) == 1
+    assert "the classic family has no parameter 'kappa'" in capsys.readouterr().err
+    assert main(["schedules"]) == 0
+    listing = capsys.readouterr().out
+    assert "paired      true or false" in listing and "kappa       an int in 1..Q (blocks per side)" in listing

@@ -1,0 +1,99 @@
+"""Measured test strength: mutation testing (mutmut) of the modules whose mistakes give wrong answers,
+each mutant run against the fast tests that cover it; writes the report to tests/MUTATION.md.
+
+Run: .venv/bin/pip install -e '.[dev]'   (once: mutmut, pinned)
+     .venv/bin/python scripts/mutation.py [--max-children 2] [--modules tiling/dependences.py ...]
+     .venv/bin/python scripts/mutation.py --report-only        (the table from the last run)
+
+Which modules and tests: [tool.mutmut] in pyproject.toml. Mutants judged equivalent (no test can
+tell them from the original) are listed with the reason in EQUIVALENT below; they leave the
+denominator of the kill rate. mutmut keeps its results in mutants/ (ignored by git), so a run
+can be resumed, and a module re-run alone.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT = ROOT / "tests" / "MUTATION.md"
+
+#: mutant name -> why no test can kill it (the same behaviour as the original)
+EQUIVALENT: dict[str, str] = {}
+
+
+def modules() -> list[str]:
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)["tool"]["mutmut"]["only_mutate"]
+
+
+def mutmut(*arguments: str, check: bool = True) -> str:
+    environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
+                   "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([str(Path(sys.executable).parent / "mutmut"), *arguments], cwd=ROOT, env=environment,
+                          capture_output=True, text=True)
+    if check and done.returncode:
+        raise SystemExit(f"mutmut {' '.join(arguments)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def module_of(mutant: str) -> str:
+    """'schedules.tree.xǁBandǁf__mutmut_3' / 'tiling.dependences.x_f__mutmut_1' -> the module's path."""
+    dotted = mutant.split(".xǁ")[0] if ".xǁ" in mutant else mutant.split(".x_")[0]
+    return dotted.replace(".", "/") + ".py"
+
+
+def results() -> dict[str, Counter]:
+    """Per module: how many mutants were killed, survived, timed out, ... (mutmut's statuses)."""
+    counts: dict[str, Counter] = {module: Counter() for module in modules()}
+    for line in mutmut("results", "--all", "true").splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if not name:
+            continue
+        key = "equivalent" if name in EQUIVALENT and status == "survived" else status
+        counts.setdefault(module_of(name), Counter())[key] += 1
+    return counts
+
+
+def survivors() -> list[str]:
+    return [line.strip().rpartition(": ")[0] for line in mutmut("results").splitlines()
+            if line.strip().endswith(": survived") and line.strip().rpartition(": ")[0] not in EQUIVALENT]
+
+
+def table(counts: dict[str, Counter]) -> str:
+    lines = ["| module | mutants | killed | survived | timeout | equivalent | other | killed of non-equivalent |",
+             "|---|---|---|---|---|---|---|---|"]
+    for module, count in counts.items():
+        total = sum(count.values())
+        other = total - sum(count[k] for k in ("killed", "survived", "timeout", "equivalent"))
+        judged = total - count["equivalent"] - other
+        rate = f"{(count['killed'] + count['timeout']) / judged:.1%}" if judged else "-"
+        lines.append(f"| {module} | {total} | {count['killed']} | {count['survived']} | {count['timeout']} | "
+                     f"{count['equivalent']} | {other} | {rate} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--modules", nargs="+", default=None, help="paths from [tool.mutmut] only_mutate")
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args()
+    if not args.report_only:
+        patterns = [module.removesuffix(".py").replace("/", ".") + ".*" for module in args.modules or []]
+        mutmut("run", "--max-children", str(args.max_children), *patterns, check=False)
+    counts = results()
+    print(table(counts))
+    left = survivors()
+    print(f"\n{len(left)} surviving mutants not judged equivalent" + (":" if left else ""))
+    for name in left[:200]:
+        print(f"  {name}")
+
+
+if __name__ == "__main__":
+    main()

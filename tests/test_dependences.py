@@ -69,3 +69,15 @@ def test_report_shows_both_models_and_why():
     text = dependence_report(4)
     for needle in ("Exact dependences", "Relaxed dependences", "R_row", "W [exclusive", "(1, 0, j - k)", "Why the exact"):
         assert needle in text
+
+
+@pytest.mark.parametrize("name", ["exact", "relaxed"])
+@pytest.mark.parametrize("n", [None, 3])
+def test_a_model_names_itself_and_its_n_and_a_concrete_one_has_no_parameters(name, n):
+    """Callers key caches and reports on (name, n), and compose a concrete model's maps with
+    other concrete maps: a stray parameter n would make those compositions parametric."""
+    found = dependences.dependence_model(name, n)
+    assert (found.name, found.n) == (name, n)
+    for relation in [*found.relations().values(), *found.generators.values()]:
+        assert relation.dim(isl.dim_type.param) == (1 if n is None else 0)
+    assert set(found.generators) == ({"W", "R_row", "R_col"} if name == "relaxed" else set())

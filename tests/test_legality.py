@@ -129,3 +129,41 @@ def test_isl_agrees_with_brute_force_on_random_blocked_variants(n, tile, stages,
     base = maps.classic_blocked(n, tile, stages)
     schedule = ScheduleMap(base.map, tuple(parallel), n, "random-variant")
     assert violated(schedule, model) == bruteforce.violated(schedule, model)
+
+
+def test_a_witness_explains_itself_word_for_word():
+    """The witness is what a user reads when a schedule is wrong: every part of it is pinned."""
+    from schedules.legality import IllegalScheduleError, Verdict, Violation
+
+    anti = Violation("exact", "anti", False, (0, 1, 2), (1, 1, 2), (0, 5), (0, 3), (False, False), {"n": 4})
+    assert anti.explain() == (
+        "exact dependence anti (n=4): S[0,1,2] reads a[1,2] before S[1,1,2] overwrites it, so S[0,1,2] must "
+        "finish before S[1,1,2] starts; but the schedule runs S[0,1,2] at [0, 5] and S[1,1,2] at [0, 3]: "
+        "the sink runs first (times first differ at sequential dimension 1)")
+    flow = Violation("exact", "flow", False, (0, 2, 0), (1, 3, 2), (4,), (5,), (False,), {})
+    assert flow.explain() == (
+        "exact dependence flow: S[0,2,0] writes a[2,0] and S[1,3,2] reads that value, so S[0,2,0] must finish "
+        "before S[1,3,2] starts; but the schedule runs S[0,2,0] at [4] and S[1,3,2] at [5]: the source runs "
+        "first (times first differ at sequential dimension 0)")
+    writes = Violation("relaxed", "W", True, (0, 1, 1), (2, 1, 1), (1, 0), (1, 7), (False, True), {"n": 3})
+    assert writes.explain() == (
+        "relaxed dependence W (n=3): S[0,1,1] and S[2,1,1] both update a[1,1], so must not run concurrently; "
+        "but the schedule runs S[0,1,1] at [1, 0] and S[2,1,1] at [1, 7]: they run concurrently (times first "
+        "differ at parallel dimension 1)")
+    same = Violation("relaxed", "R_row", False, (0, 1, 2), (2, 1, 3), (2, 2), (2, 2), (False, False), {})
+    assert same.explain().endswith("both get the same time, so their order is undefined")
+    error = IllegalScheduleError("mine", "exact", [anti, flow])
+    assert (error.schedule_name, error.model, error.violations) == ("mine", "exact", [anti, flow])
+    assert str(error) == ("schedule 'mine' is illegal under the exact dependence model:\n"
+                          f"  - {anti.explain()}\n  - {flow.explain()}")
+    assert str(Verdict("mine", "relaxed", None, ("R_row", "W"))) == (
+        "schedule 'mine' is legal under the relaxed model for every n (R_row, W respected)")
+    assert str(Verdict("mine", "exact", 8, ("flow",))) == (
+        "schedule 'mine' is legal under the exact model for n = 8 (flow respected)")
+
+
+def test_checking_something_that_is_not_a_schedule_names_its_type():
+    from schedules.legality import check
+
+    with pytest.raises(TypeError, match=r"got dict$"):
+        check({"tree": None})

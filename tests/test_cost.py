@@ -107,3 +107,18 @@ def test_cli_check_tree_file(tmp_path, capsys):
     assert main(["check", "--tree", str(tree), "--n", "6"]) == 0
     assert main(["check", "classic", "--tree", str(tree), "--n", "6"]) == 2
     assert "either a family or --tree" in capsys.readouterr().err
+
+
+def test_tasks_know_their_stage_and_an_unmarked_task_has_no_kind():
+    from schedules import from_tree
+
+    plain = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: { schedule: '
+             '"[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]" } }')
+    view = stage_view(from_tree(plain, 3, name="plain").tree, 3, 1)
+    # nothing coincident: every point is a stage of its own, with one task and no kind mark
+    assert view.n_stages == 27 and [task.kind for task in view.tasks_of(5)] == ["-"]
+    classic = stage_view(build("classic", 8, 4).tile_tree, 8, 4)
+    for stage in range(classic.n_stages):
+        tasks = classic.tasks_of(stage)
+        assert tasks and all(task.stage == stage for task in tasks)
+        assert {task.kind for task in tasks} <= {"classic.I", "classic.SD", "classic.DD"}

@@ -66,7 +66,7 @@ def _check_plan(plan):
                                             ("generalized", {"kappa": 3, "variant": "fused"}), ("recursive", {})])
 @pytest.mark.parametrize("grid", [Grid(2, 2), Grid(1, 3), Grid(3, 1, "strips")])
 @pytest.mark.parametrize("lookahead", [True, False])
-@pytest.mark.parametrize("n", [41, 45])  # the last block one wide (its pivot layer moves nothing), and five
+@pytest.mark.parametrize("n", [41])  # the last block one wide: its own pivot layer moves nothing
 def test_plans_are_topological_and_send_exactly_the_remote_operands(family, params, grid, lookahead, n):
     schedule = build(family, n, 8, **params) if family != "recursive" else build(family, n, base=8, paired=False)
     _check_plan(plan_distribution(schedule, grid, lookahead))

@@ -28,6 +28,13 @@ EQUIVALENT: dict[str, str] = {
     "tiling.dependences.x__reversed_order__mutmut_2":
         "drops the '[n] ->' prefix for parametric n; intersecting with the parametric domain adds the "
         "parameter back, so the map is the same",
+    **{f"tiling.dependences.{name}": "extract_map picks the map out of the union by its tuples; the "
+       "parametric space asked for does not change which map, its points or its parameters "
+       "(test_a_model_names_itself_... checks those)"
+       for name in ("x__as_map__mutmut_2", "x__last_source__mutmut_11", "x_exact_dependences__mutmut_10",
+                    "x_exact_dependences__mutmut_19", "x_exact_dependences__mutmut_28")},
+    "schedules.legality.xǁViolationǁ_how_timed__mutmut_12":
+        "'b <= a' for 'b < a' inside 'if a != b': the same test",
 }
 
 

@@ -4,6 +4,7 @@ from hypothesis import strategies as st
 
 from schedules import IllegalScheduleError, MalformedScheduleError, ScheduleMap, check, find_violations, maps
 from tests import bruteforce
+from tiling.isl_utils import enumerate_points
 
 BLOCKED_CASES = [(4, 2), (5, 2), (7, 3), (8, 4), (6, 4), (9, 2)]
 
@@ -135,11 +136,14 @@ def test_a_witness_explains_itself_word_for_word():
     """The witness is what a user reads when a schedule is wrong: every part of it is pinned."""
     from schedules.legality import IllegalScheduleError, Verdict, Violation
 
-    anti = Violation("exact", "anti", False, (0, 1, 2), (1, 1, 2), (0, 5), (0, 3), (False, False), {"n": 4})
+    # anti: the element is the one the sink overwrites (S[1,2,3] reads a[2,1] as its a[i,k])
+    anti = Violation("exact", "anti", False, (1, 2, 3), (2, 2, 1), (0, 5), (0, 3), (False, False), {"n": 4})
     assert anti.explain() == (
-        "exact dependence anti (n=4): S[0,1,2] reads a[1,2] before S[1,1,2] overwrites it, so S[0,1,2] must "
-        "finish before S[1,1,2] starts; but the schedule runs S[0,1,2] at [0, 5] and S[1,1,2] at [0, 3]: "
+        "exact dependence anti (n=4): S[1,2,3] reads a[2,1] before S[2,2,1] overwrites it, so S[1,2,3] must "
+        "finish before S[2,2,1] starts; but the schedule runs S[1,2,3] at [0, 5] and S[2,2,1] at [0, 3]: "
         "the sink runs first (times first differ at sequential dimension 1)")
+    two_parameters = Violation("exact", "output", False, (0, 1, 1), (1, 1, 1), (1,), (0,), (False,), {"n": 4, "m": 2})
+    assert two_parameters.explain().startswith("exact dependence output (n=4) (n=2): ")
     flow = Violation("exact", "flow", False, (0, 2, 0), (1, 3, 2), (4,), (5,), (False,), {})
     assert flow.explain() == (
         "exact dependence flow: S[0,2,0] writes a[2,0] and S[1,3,2] reads that value, so S[0,2,0] must finish "
@@ -167,3 +171,24 @@ def test_checking_something_that_is_not_a_schedule_names_its_type():
 
     with pytest.raises(TypeError, match=r"got dict$"):
         check({"tree": None})
+
+
+def test_a_witness_found_on_tile_layers_for_every_n_carries_its_model_and_true_times():
+    """Classic breaks the exact model; proved on tile-layers with n a parameter, the witness is a pair
+    of points, its n, and their times in the point-level order of that n."""
+    from schedules import build, find_violations
+
+    found = find_violations(build("classic", None, 4), "exact")
+    assert found and all(v.model == "exact" for v in found)
+    for violation in found:
+        n = violation.params["n"]
+        concrete = build("classic", n, 4).as_schedule_map()
+        times = {p[:3]: p[3:] for p in enumerate_points(concrete.map.wrap())}
+        # the tile-level time, then the point: ordered as the point-level order orders them
+        source_first = times[violation.source] < times[violation.sink]
+        tile_time_source_first = violation.source_time < violation.sink_time
+        assert source_first == tile_time_source_first
+        assert violation.source_time[-3:] == violation.source and violation.sink_time[-3:] == violation.sink
+        tile_times = {p[:3]: p[3:] for p in enumerate_points(build("classic", n, 4).tile_schedule_map().map.wrap())}
+        for point, time in ((violation.source, violation.source_time), (violation.sink, violation.sink_time)):
+            assert time[:-3] == tile_times[tuple(c // 4 for c in point)]

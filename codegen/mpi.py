@@ -229,7 +229,9 @@ class MPIRun:
 
     # -- input and output -------------------------------------------------------------------------
 
-    def _region(self, array: np.ndarray) -> np.ndarray:
+    def region(self, array: np.ndarray) -> np.ndarray:
+        """This process's blocks within a local array (the matrix or the predecessors), as a view:
+        its block rows x its block columns, in element order."""
         return array[:len(self.layout.element_rows()), :len(self.layout.element_cols())]
 
     def _with_pred(self, a, pred, include_pred: bool) -> list:
@@ -241,40 +243,41 @@ class MPIRun:
         for local, full in self._with_pred(a, pred, include_pred):
             if self.rank == 0:
                 for rank in range(self.comm.Get_size()):
-                    rows, cols = self._element_indices(rank)
+                    rows, cols = self.element_indices(rank)
                     part = np.ascontiguousarray(full[np.ix_(rows, cols)])
                     if rank == 0:
-                        self._region(local)[...] = part
+                        self.region(local)[...] = part
                     else:
                         self.comm.Send(part, dest=rank, tag=1)
             else:
                 part = np.empty((len(self.layout.element_rows()), len(self.layout.element_cols())), local.dtype)
                 self.comm.Recv(part, source=0, tag=1)
-                self._region(local)[...] = part
+                self.region(local)[...] = part
 
     def gather(self, out: np.ndarray | None, pred: np.ndarray | None = None, include_pred: bool = True) -> None:
         """Write every process's blocks into the n x n matrix `out` (and `pred`) on rank 0."""
         for local, full in self._with_pred(out, pred, include_pred):
             if self.rank == 0:
                 for rank in range(self.comm.Get_size()):
-                    rows, cols = self._element_indices(rank)
+                    rows, cols = self.element_indices(rank)
                     if rank == 0:
-                        part = np.ascontiguousarray(self._region(local))
+                        part = np.ascontiguousarray(self.region(local))
                     else:
                         part = np.empty((len(rows), len(cols)), local.dtype)
                         self.comm.Recv(part, source=rank, tag=2)
                     full[np.ix_(rows, cols)] = part
             else:
-                self.comm.Send(np.ascontiguousarray(self._region(local)), dest=0, tag=2)
+                self.comm.Send(np.ascontiguousarray(self.region(local)), dest=0, tag=2)
 
-    def _element_indices(self, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    def element_indices(self, rank: int) -> tuple[np.ndarray, np.ndarray]:
+        """The matrix rows and columns whose elements rank `rank` holds, in its local order."""
         grid, blocks = self.plan.grid, self.plan.blocks
         other = _Layout(grid.block_rows(rank, blocks), grid.block_cols(rank, blocks), self.plan.tile, self.plan.n, 1)
         return other.element_rows(), other.element_cols()
 
     def local_blocks(self) -> np.ndarray:
         """This process's part of the matrix: its block rows x its block columns (a view)."""
-        return self._region(self.matrix)
+        return self.region(self.matrix)
 
     # -- the run ------------------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ def _load_blocks(compiled: CompiledMPI, path: str, dtype_name: str, directed: bo
     local, error = None, None
     try:
         source = np.load(path, mmap_mode="r")
-        rows, cols = process._element_indices(process.rank)
+        rows, cols = process.element_indices(process.rank)
         part = np.asarray(source[np.ix_(rows, cols)], dtype=np.float64)
         if not directed:
             part = np.minimum(part, np.asarray(source[np.ix_(cols, rows)], dtype=np.float64).T)
@@ -116,11 +116,11 @@ def _load_blocks(compiled: CompiledMPI, path: str, dtype_name: str, directed: bo
 def _initial_predecessors(compiled: CompiledMPI) -> None:
     """pred[i, j] = i for every edge i -> j (i != j) of this process's blocks."""
     process = compiled.process
-    rows, cols = process._element_indices(process.rank)
+    rows, cols = process.element_indices(process.rank)
     distances = process.local_blocks()
     inf = INT32_INF if distances.dtype == np.int32 else np.inf
     edge = (distances < inf) & (rows[:, None] != cols[None, :])
-    process._region(process.pred)[...] = np.where(edge, rows[:, None], NO_PREDECESSOR).astype(np.int32)
+    process.region(process.pred)[...] = np.where(edge, rows[:, None], NO_PREDECESSOR).astype(np.int32)
 
 
 def _restore_unreachable(compiled: CompiledMPI, lightest: float) -> None:
@@ -130,7 +130,7 @@ def _restore_unreachable(compiled: CompiledMPI, lightest: float) -> None:
     leaked = distances >= int(INT32_INF) + (compiled.n - 1) * lightest
     distances[leaked] = INT32_INF
     if process.pred is not None:
-        process._region(process.pred)[leaked] = NO_PREDECESSOR
+        process.region(process.pred)[leaked] = NO_PREDECESSOR
 
 
 def _save(compiled: CompiledMPI, local: np.ndarray, path: str) -> None:
@@ -206,7 +206,7 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
     if output is not None:
         _save(compiled, process.local_blocks(), output)
         if predecessors and predecessors_output is not None:
-            _save(compiled, process._region(process.pred), predecessors_output)
+            _save(compiled, process.region(process.pred), predecessors_output)
     else:
         if rank == 0:
             distances = np.empty((n, n), dtype=dtype_name)

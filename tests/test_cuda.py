@@ -86,6 +86,7 @@ def test_eight_tiles_per_side_with_concurrent_blocks():
     run_concurrently(schedules.build("recursive", 16, base=2), dtype="int32")
 
 
+@pytest.mark.slow  # 55 s: the suite's budget; the bug itself is re-made at n = 8 below and refused by the proof
 def test_the_size_that_failed_on_the_h100_is_exact_with_concurrent_blocks():
     # generalized kappa = 2, n = 32, tile 4 (55 s here); recursive at n = 32 was exact too (35 s)
     # and runs at n = 10 and 16 in the suite

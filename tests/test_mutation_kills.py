@@ -1,1 +1,0 @@
-"""Tests written to kill the mutants scripts/mutation.py found surviving (see tests/MUTATION.md)."""

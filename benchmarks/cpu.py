@@ -6,11 +6,12 @@ and polyfw's generated schedules, in one run, as ratios. Not a test.
 Rounds interleave the contenders, and each timing is paired with a ceiling
 sample taken just before it (the shared host's speed drifts within minutes).
 That paired ceiling is polyfw's own register block, so it only tracks the
-drift; the ceiling a schedule is judged against is benchmarks/ceiling.py's
+drift; the ceiling a schedule is judged against is polyfw/ceiling.py's
 (a C++ micro-kernel at its best register-block shape for the ISA), measured
 once at the start.
 
---tune writes the fastest configuration per dtype into polyfw/tuning.json, under this CPU
+--tune writes the fastest configuration per dtype into the tuning table (polyfw/tuning.json or
+$POLYFW_TUNING), under this CPU
 (solve's schedule='auto' reads the entries of the CPU it runs on first).
 """
 from __future__ import annotations
@@ -35,10 +36,11 @@ from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
 from polyfw import solve  # noqa: E402
+from polyfw.tuning import write_winner  # noqa: E402
 from polyfw.solve import (auto_configuration, chosen_runtime, padded_stride, parse_schedule,  # noqa: E402
                           resolve_schedule)
 
-from ceiling import measure as measure_ceiling  # noqa: E402  (benchmarks/ceiling.py)
+from polyfw.ceiling import measure as measure_ceiling  # noqa: E402
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128", "classic:tile=256,runtime=dataflow", "generalized:tile=128,kappa=2,runtime=dataflow",
@@ -174,10 +176,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="rounds; each times every contender once")
     parser.add_argument("--naive-repeats", type=int, default=2, help="rounds that also time the naive kernel (slow)")
     parser.add_argument("--scipy-up-to", type=int, default=2048, help="largest n to time scipy at (it is slow)")
-    parser.add_argument("--tune", action="store_true", help="write the fastest configurations to polyfw/tuning.json")
+    parser.add_argument("--tune", action="store_true", help="write the fastest configurations to the tuning table")
     parser.add_argument("--json", default=None, help="also save every measurement here")
     parser.add_argument("--no-independent-ceiling", action="store_true",
-                        help="skip benchmarks/ceiling.py (a C++ micro-kernel over every register-block "
+                        help="skip polyfw/ceiling.py (a C++ micro-kernel over every register-block "
                              "shape; needs g++)")
     args = parser.parse_args()
     print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="
@@ -233,19 +235,13 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.tune:
-        table = json.loads(Path("polyfw/tuning.json").read_text())
-        here = table.setdefault("by_cpu", {}).setdefault(cpu_key(), {"model": cpu["model"], "cpu": {}})
         for dtype in args.dtypes:
-            entries = []
-            for n in args.sizes:
+            for n in sorted(args.sizes):
                 best = max((r for r in results if r.get("n") == n and r["dtype"] == dtype
                             and r["name"].startswith("polyfw")), key=lambda r: r["rate"])
                 family, params = parse_schedule(best["name"].split()[1])
-                entries.append([n, family, params])
-            entries[-1][0] = 10**9
-            here["cpu"][dtype] = entries
-        Path("polyfw/tuning.json").write_text(json.dumps(table, indent=2) + "\n")
-        print(f"wrote polyfw/tuning.json for {cpu_key()}")
+                written = write_winner(n, dtype, "cpu", family, params, cpu_key(), cpu["model"])
+        print(f"wrote {written} for {cpu_key()}")
 
 
 if __name__ == "__main__":

@@ -184,6 +184,71 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0 if all(r.exact for r in rows) else 1
 
 
+def _budget_seconds(text: str) -> float:
+    """'300s', '5m', '1h' or a number of seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    text = text.strip().lower()
+    scale = units.get(text[-1:], None)
+    try:
+        return float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a budget is seconds like 300s, 5m or 1h, got {text!r}") from None
+
+
+def _axis(text: str) -> tuple[str, list[str]]:
+    name, equals, values = text.partition("=")
+    if not equals or not values:
+        raise argparse.ArgumentTypeError(f"an axis is name=value,value,... (e.g. kappa=1,2,4), got {text!r}")
+    return name.strip(), [v.strip() for v in values.split(",") if v.strip()]
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    from .explore import explore, table
+    from .explore_plots import plot_exploration
+    from .space import Space
+    from .store import Store
+    from .tuning import write_winner
+
+    values = {name: [int(v) if v.lstrip("-").isdigit() else v for v in given] for name, given in args.axis}
+    if args.register_blocks:
+        values.setdefault("register_block", [tuple(map(int, v.split("x"))) for v in args.register_blocks])
+    run_axes = None if not args.register_blocks else ("runtime", "register_block")
+    space = Space(args.n, args.dtype, args.target, tuple(args.families.split(",")), values, run_axes)
+    ceiling = None
+    if args.ceiling and args.target == "cpu":
+        from .ceiling import measure
+
+        ceiling = measure([args.dtype], seconds=0.05, repeats=1)[args.dtype]["best"]
+        print(f"independent min-plus ceiling ({args.dtype}): {ceiling / 1e9:.1f} G relaxations/s")
+    print(f"space: {len(space)} candidates; strategy {args.strategy}; budget "
+          f"{'none' if args.budget is None else f'{args.budget:g} s'}; n = {args.n}, {args.dtype}, {args.target}")
+    with Store(args.store) as store:
+        found = explore(space, args.strategy, args.budget, args.max_candidates, store, args.repeats, args.rerun,
+                        args.seed, args.top, ceiling)
+        print(table(found.records))
+        quality = found.quality()
+        print(f"{len(found.measured)} measured, {found.skipped} from the store, in {found.elapsed:.0f} s")
+        if quality["kendall_tau"] is not None:
+            print(f"cost model: Kendall tau {quality['kendall_tau']:.3f} (p = {quality['p_value']:.2g}) over "
+                  f"{quality['pairs']} candidates; regret {100 * quality['regret']:.1f}% (the model's favourite "
+                  f"against the best found)")
+        best = found.best
+        if best is not None and ceiling:
+            print(f"best: {best.key}: {best.rate / 1e9:.2f} G relaxations/s = {best.rate / ceiling:.0%} of the ceiling")
+        if args.export:
+            print(f"exported {store.export(args.export)} records to {args.export}")
+    if args.plot and found.measured:
+        print(f"wrote {plot_exploration(found.records, args.plot, f'n = {args.n}, {args.dtype}, {args.target}')}")
+    if args.tune and best is not None:
+        from .solve import parse_schedule
+
+        family, params = parse_schedule(found.candidates[best.key].schedule_text)
+        machine = best.machine_description.get("model", "")
+        print(f"wrote {write_winner(args.n, args.dtype, args.target, family, params, best.machine, machine)}: "
+              f"{family} {params} for n <= {args.n}")
+    return 1 if any(r.status == "wrong" for r in found.records) else 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from tiling.report import dependence_report
 
@@ -475,6 +540,35 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument("--target", default="cpu", choices=list(TARGETS),
                             help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
     comparison.set_defaults(run=_cmd_compare)
+
+    exploration = commands.add_parser(
+        "explore", help="search the schedule space: prove, verify and time candidates, store them, rate the model")
+    exploration.add_argument("--n", type=int, default=2048, help="problem size (a random graph, 4n arcs)")
+    exploration.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
+    exploration.add_argument("--target", default="cpu", choices=("cpu", "cudasim", "cuda"),
+                             help="cudasim needs NUMBA_ENABLE_CUDASIM=1 and a tiny n")
+    exploration.add_argument("--strategy", default="model", choices=("exhaustive", "random", "model"),
+                             help="model: rank by the cost model, measure the top, refine around the best")
+    exploration.add_argument("--budget", type=_budget_seconds, default=None, help="time budget, e.g. 300s or 5m")
+    exploration.add_argument("--max-candidates", type=int, default=None, help="candidate budget")
+    exploration.add_argument("--families", default="classic,generalized,recursive")
+    exploration.add_argument("--axis", type=_axis, action="append", default=[], metavar="NAME=V1,V2",
+                             help="narrow an axis, e.g. --axis tile=64,128 --axis kappa=1,2,4 (repeatable)")
+    exploration.add_argument("--register-blocks", nargs="+", default=None, metavar="RxV",
+                             help="cpu: also search these register blocks (rows x vectors)")
+    exploration.add_argument("--top", type=int, default=8, help="model: how many of its best to measure first")
+    exploration.add_argument("--repeats", type=int, default=3, help="timed runs per candidate (median)")
+    exploration.add_argument("--seed", type=int, default=0, help="the graph's and the random order's seed")
+    exploration.add_argument("--store", default="polyfw-explore.sqlite", help="the results store (SQLite)")
+    exploration.add_argument("--rerun", action="store_true", help="measure again what the store has for this machine")
+    exploration.add_argument("--export", default=None, help="also write the whole store to this .csv or .json")
+    exploration.add_argument("--plot", default="polyfw-explore.png", help="Pareto and predicted-vs-measured plot")
+    exploration.add_argument("--tune", action="store_true",
+                             help="write the winner into the tuning table solve(schedule='auto') reads "
+                                  "($POLYFW_TUNING or polyfw/tuning.json)")
+    exploration.add_argument("--no-ceiling", dest="ceiling", action="store_false",
+                             help="skip measuring the independent min-plus ceiling (needs g++)")
+    exploration.set_defaults(run=_cmd_explore)
 
     listing = commands.add_parser("schedules", help="list the schedule families and their parameters")
     listing.set_defaults(run=_cmd_schedules)

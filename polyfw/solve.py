@@ -6,11 +6,9 @@ predecessors in scipy's convention, and negative cycles become an error.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -30,6 +28,7 @@ from tiling.semirings import semiring as find_semiring
 from .errors import NegativeCycleError
 from .method import MethodChoice, choose_method
 from .sparse import as_csr, johnson
+from .tuning import tuning_table
 
 log = logging.getLogger("polyfw")
 
@@ -76,11 +75,6 @@ def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
         f"{n:,} vertices in {dtype}{' with predecessors' if predecessors else ''} need about {needed / gib:.1f} GiB "
         f"({n * n * np.dtype(dtype).itemsize / gib:.1f} GiB per matrix) and this machine has {available / gib:.1f} GiB "
         f"available: use {smaller}{'no predecessors, ' if predecessors else ''}fewer vertices, or a machine with more memory")
-
-
-def tuning_table() -> dict[str, Any]:
-    """The shipped table of fastest configurations (benchmarks/cpu.py --tune writes it)."""
-    return json.loads(resources.files("polyfw").joinpath("tuning.json").read_text())
 
 
 def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:

@@ -173,13 +173,28 @@ def from_spec(family: str, spec: Node, n: int | None, tile: int, params: dict | 
     return Schedule(family, n, tile, to_point_tree(tile_tree, n, tile, point_order), tile_tree, params or {}, original)
 
 
+def family_spec(name: str, n: int | None, tile: int, **params) -> Node:
+    """The tile-level spec a family builds for these (checked) parameters: what its tree is made
+    from, and what schedules.mutate starts from."""
+    if name == "naive":
+        return naive_spec()
+    if name == "classic":
+        return classic_spec(params.get("stages", ("I", "SD", "DD")))
+    if name == "generalized":
+        return generalized_spec(params["kappa"], params.get("variant", "seed"), reverse=params.get("reverse", "descending"),
+                                **{k: params[k] for k in ("step_order", "part_order") if k in params})
+    if name == "recursive":
+        return recursive_spec(_recursive_levels(_blocks(n, tile)), params.get("paired", True))
+    raise ValueError(f"unknown schedule family {name!r}; available: {', '.join(FAMILIES)}")
+
+
 def build_naive(n: int | None, tile: int = 1) -> Schedule:
-    return from_spec("naive", naive_spec(), n, 1, {})
+    return from_spec("naive", family_spec("naive", n, 1), n, 1, {})
 
 
 def build_classic(n: int | None, tile: int, stages: Sequence[str] = ("I", "SD", "DD")) -> Schedule:
     params = {} if tuple(stages) == ("I", "SD", "DD") else {"stages": "-".join(stages)}
-    return from_spec("classic", classic_spec(stages), n, tile, params)
+    return from_spec("classic", family_spec("classic", n, tile, stages=stages), n, tile, params)
 
 
 def build_generalized(n: int | None, tile: int, kappa: int, variant: str = "seed", reverse: str = "descending",
@@ -191,7 +206,8 @@ def build_generalized(n: int | None, tile: int, kappa: int, variant: str = "seed
     params = {"kappa": kappa, "variant": variant, **{k: "-".join(v) for k, v in orders.items()}}
     if reverse != "descending":
         params["reverse"] = reverse
-    return from_spec("generalized", generalized_spec(kappa, variant, reverse=reverse, **orders), n, tile, params)
+    spec = family_spec("generalized", n, tile, kappa=kappa, variant=variant, reverse=reverse, **orders)
+    return from_spec("generalized", spec, n, tile, params)
 
 
 def build_recursive(n: int | None, tile: int | None = None, base: int | None = None, paired: bool = True) -> Schedule:
@@ -201,8 +217,8 @@ def build_recursive(n: int | None, tile: int | None = None, base: int | None = N
     if base is None:
         raise ValueError("give the recursive family its base size (base=...)")
     _validate(n, base)
-    levels = _recursive_levels(_blocks(n, base))
-    return from_spec("recursive", recursive_spec(levels, paired), n, base, {"base": base, "paired": paired})
+    return from_spec("recursive", family_spec("recursive", n, base, paired=paired), n, base,
+                     {"base": base, "paired": paired})
 
 
 FAMILIES: dict[str, Callable[..., Schedule]] = {

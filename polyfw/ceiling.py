@@ -1,7 +1,7 @@
 """An independent min-plus ceiling: a purpose-written C++ micro-kernel, every register-block shape
 that fits the ISA, L1-resident, on all threads. Not polyfw's code, so it can judge polyfw's.
 
-    .venv/bin/python benchmarks/ceiling.py [--dtypes float32 int32 float64] [--seconds 0.2]
+    .venv/bin/python -m polyfw.ceiling [--dtypes float32 int32 float64] [--seconds 0.2]
 
 Per thread: C, R rows x V vectors, stays in registers while k runs over an
 L1-resident panel, C = min(C, a[r, k] + B[k, v]) with a broadcast of a[r, k]

@@ -1,0 +1,330 @@
+"""Schedule exploration: search a declared space, prove, verify and time each candidate, keep the
+results, and say how well the cost model ranked them.
+
+Every candidate is proved legal by schedules.check before it runs, run once and compared
+exactly with the naive kernel's distances, and only then timed (median of repeats). A
+candidate the checker accepts that gives wrong distances is recorded as 'wrong': that is a
+checker bug, never a result. Strategies: 'exhaustive' (the space in order), 'random' (a
+seeded shuffle) and 'model' (rank by the cost model, measure the top k, then refine around
+the best measured one through its neighbours, again in the model's order).
+"""
+from __future__ import annotations
+
+import random
+import sys
+import time
+from functools import lru_cache
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+from scipy.stats import kendalltau
+
+from codegen import floyd_warshall_naive, generate
+from codegen.register_blocks import cached_choice, cpu_description, cpu_key
+from schedules import IllegalScheduleError, Schedule, build, check, cost
+from schedules.predict import MachineRates, predicted_seconds
+from tiling.graphs import as_dense, random_graph
+
+from .solve import padded_stride
+from .space import Candidate, Space, label
+from .store import Record, Store
+
+STRATEGIES = ("exhaustive", "random", "model")
+
+
+@dataclass
+class Problem:
+    """The input every candidate of one exploration runs on, and its exact distances."""
+
+    n: int
+    dtype: str
+    matrix: np.ndarray
+    expected: np.ndarray
+
+    @classmethod
+    def random(cls, n: int, dtype: str = "float32", seed: int = 0) -> Problem:
+        """A random digraph with 4n integer-weighted arcs (seed 001's density), exact in every dtype."""
+        matrix = as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=seed), dtype=dtype)
+        expected = matrix.copy()
+        floyd_warshall_naive(expected)
+        return cls(n, dtype, matrix, expected)
+
+
+def machine(dtype: str, ceiling: float | None = None) -> tuple[str, dict[str, Any]]:
+    """This machine's key in the store and what a reader of a record needs to know of it."""
+    description = {**cpu_description(), "threads": numba.get_num_threads()}
+    if ceiling is not None:
+        description[f"ceiling_{dtype}"] = ceiling
+    return cpu_key(), description
+
+
+def machine_rates(dtype: str) -> MachineRates:
+    """The model's per-processor rate: the register block's measured one-thread rate where polyfw
+    has measured it on this CPU, else the default."""
+    choice = cached_choice(dtype)
+    if choice is not None and choice.rates:
+        return MachineRates(relaxations_per_second=max(choice.rates.values()))
+    return MachineRates()
+
+
+def build_candidate(candidate: Candidate, n: int) -> Schedule:
+    return proved(candidate.family, candidate.params, n)[0]
+
+
+@lru_cache(maxsize=4096)
+def proved(family: str, params: tuple[tuple[str, Any], ...], n: int) -> tuple[Schedule, str | None]:
+    """The schedule of a family's parameters and the checker's verdict: None when proved legal,
+    else the first witness. Run options do not change either, so candidates share them."""
+    given = dict(params)
+    tile = None if family == "recursive" else given.pop("tile")
+    schedule = build(family, n, tile, **given)
+    return schedule, refusal_of(schedule)
+
+
+def model_figures(schedule: Schedule, candidate: Candidate, dtype: str, rates: MachineRates) -> dict[str, Any]:
+    """The cost model's report for the candidate as run (its runtime, on this machine's threads),
+    with its predicted seconds."""
+    runtime = candidate.option_dict().get("runtime", "barrier")
+    report = cost(schedule, procs=numba.get_num_threads(), runtime="dataflow" if runtime == "dataflow" else "barrier")
+    figures = {key: value for key, value in report.as_dict().items() if isinstance(value, (int, float))}
+    figures["predicted_seconds"] = predicted_seconds(report, np.dtype(dtype).itemsize, rates)
+    return figures
+
+
+def _median_seconds(run: Callable[[], object], repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def measure(candidate: Candidate, problem: Problem, target: str, repeats: int, rates: MachineRates,
+            machine_key: str, description: dict[str, Any], origin: str = "family",
+            schedule: Schedule | None = None) -> Record:
+    """Prove, model, verify exactly and time one candidate (or a given schedule)."""
+    n, dtype = problem.n, problem.dtype
+    if schedule is None:
+        schedule, refusal = proved(candidate.family, candidate.params, n)
+    else:
+        refusal = refusal_of(schedule)
+    record = Record(machine_key, target, dtype, n, candidate.key, candidate.family, candidate.param_dict(),
+                    "illegal", schedule.tree_text("tile" if schedule.tile_tree is not None else "point"),
+                    origin, machine_description=description)
+    if refusal is not None:
+        record.note = refusal
+        return record
+    record.model = model_figures(schedule, candidate, dtype, rates)
+    record.predicted_seconds = record.model["predicted_seconds"]
+    try:
+        compiled = generate(schedule, target=target, dtype=dtype, **candidate.option_dict())
+    except Exception as error:  # a generator that cannot serve a proved schedule is reported, not hidden
+        record.status, record.note = "failed", f"{type(error).__name__}: {error}"
+        return record
+    buffer = np.empty((n, padded_stride(n)), dtype=dtype)
+
+    def run() -> None:
+        buffer[:, :n] = problem.matrix
+        compiled(buffer)
+
+    run()
+    record.compile_seconds = getattr(compiled, "compile_seconds", None)
+    if not np.array_equal(buffer[:, :n], problem.expected):
+        wrong = np.argwhere(buffer[:, :n] != problem.expected)[0]
+        record.status = "wrong"
+        record.note = (f"proved legal but a[{wrong[0]}, {wrong[1]}] = {buffer[wrong[0], wrong[1]]}, expected "
+                       f"{problem.expected[wrong[0], wrong[1]]}")
+        return record
+    record.times = _median_seconds(run, repeats)
+    record.seconds = float(np.median(record.times))
+    record.status = "measured"
+    return record
+
+
+# ---------------------------------------------------------------- strategies
+
+
+def predict(space: Space, candidates: Iterable[Candidate], rates: MachineRates) -> dict[Candidate, float]:
+    """The model's seconds for each candidate the checker accepts (illegal ones are left out)."""
+    found = {}
+    for candidate in candidates:
+        schedule, refusal = proved(candidate.family, candidate.params, space.n)
+        if refusal is None:
+            found[candidate] = model_figures(schedule, candidate, space.dtype, rates)["predicted_seconds"]
+    return found
+
+
+def refusal_of(schedule: Schedule) -> str | None:
+    """None when the checker proves `schedule` legal, else its first witness explained."""
+    try:
+        check(schedule)
+    except IllegalScheduleError as refusal:
+        return refusal.violations[0].explain() if refusal.violations else str(refusal)
+    return None
+
+
+def order_candidates(space: Space, strategy: str, seed: int = 0, rates: MachineRates | None = None,
+                     top: int = 8, model_sample: int = 400) -> list[Candidate]:
+    """The candidates in the order a strategy measures them (the model's refinement comes later)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    candidates = list(space)
+    if strategy == "exhaustive":
+        return candidates
+    random.Random(seed).shuffle(candidates)
+    if strategy == "random":
+        return candidates
+    predicted = predict(space, candidates[:model_sample], rates or MachineRates())
+    return sorted(predicted, key=predicted.get)[:top]
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Exploration:
+    """What a run found: the records of this machine and problem, and the model's quality."""
+
+    records: list[Record]
+    strategy: str
+    elapsed: float
+    skipped: int = 0
+    #: key -> the candidate, for every record
+    candidates: dict[str, Candidate] = field(default_factory=dict)
+
+    @property
+    def measured(self) -> list[Record]:
+        return [r for r in self.records if r.status == "measured"]
+
+    @property
+    def best(self) -> Record | None:
+        return min(self.measured, key=lambda r: r.seconds, default=None)
+
+    def quality(self) -> dict[str, float | None]:
+        """Kendall's tau between predicted and measured seconds over the measured candidates, and the
+        regret: how much slower the model's favourite measured candidate is than the best found."""
+        pairs = [(r.predicted_seconds, r.seconds) for r in self.measured if r.predicted_seconds is not None]
+        if len(pairs) < 2:
+            return {"kendall_tau": None, "p_value": None, "regret": None, "pairs": len(pairs)}
+        predicted, seconds = zip(*pairs)
+        tau, p_value = kendalltau(predicted, seconds)
+        favourite = min(self.measured, key=lambda r: r.predicted_seconds)
+        return {"kendall_tau": float(tau), "p_value": float(p_value),
+                "regret": favourite.seconds / self.best.seconds - 1.0, "pairs": len(pairs)}
+
+
+class Progress:
+    """A one-line progress bar on stderr with the best time so far."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        self.total, self.enabled, self.done, self.best = total, enabled, 0, None
+
+    def update(self, record: Record) -> None:
+        self.done += 1
+        if record.status == "measured" and (self.best is None or record.seconds < self.best.seconds):
+            self.best = record
+        if not self.enabled:
+            return
+        width = 24
+        filled = width * self.done // max(self.total, 1)
+        best = "" if self.best is None else f" best {self.best.seconds:.4f} s {label(self.best.key)[:48]}"
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {record.status:<8}{best}",
+              end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def explore(space: Space, strategy: str = "model", budget_seconds: float | None = None,
+            max_candidates: int | None = None, store: Store | None = None, repeats: int = 3,
+            rerun: bool = False, seed: int = 0, top: int = 8, ceiling: float | None = None,
+            progress: bool = True, problem: Problem | None = None) -> Exploration:
+    """Search `space` with `strategy` until the candidates, the time budget or the candidate budget
+    run out; each measured candidate goes into `store` (skipped when stored for this machine,
+    unless `rerun`)."""
+    started = time.perf_counter()
+    problem = problem or Problem.random(space.n, space.dtype, seed)
+    rates = machine_rates(space.dtype)
+    machine_key, description = machine(space.dtype, ceiling)
+    queue = order_candidates(space, strategy, seed, rates, top)
+    records: list[Record] = []
+    seen: dict[str, Candidate] = {}
+    skipped = 0
+    limit = max_candidates if max_candidates is not None else len(queue) + (4 * top if strategy == "model" else 0)
+    bar = Progress(min(limit, len(queue)) if strategy != "model" else limit, progress)
+
+    def out_of_budget() -> bool:
+        over_time = budget_seconds is not None and time.perf_counter() - started > budget_seconds
+        return over_time or len(records) >= limit
+
+    def visit(candidate: Candidate) -> None:
+        nonlocal skipped
+        if candidate.key in seen:
+            return
+        seen[candidate.key] = candidate
+        stored = None if store is None or rerun else store.get(machine_key, space.target, space.dtype, space.n,
+                                                               candidate.key)
+        if stored is not None:
+            skipped += 1
+            record = stored
+        else:
+            record = measure(candidate, problem, space.target, repeats, rates, machine_key, description)
+            if store is not None:
+                store.put(record)
+        records.append(record)
+        bar.update(record)
+
+    for candidate in queue:
+        if out_of_budget():
+            break
+        visit(candidate)
+    if strategy == "model":
+        refine(space, visit, seen, records, rates, out_of_budget)
+    bar.close()
+    return Exploration(records, strategy, time.perf_counter() - started, skipped, seen)
+
+
+def refine(space: Space, visit: Callable[[Candidate], None], seen: dict[str, Candidate], records: list[Record],
+           rates: MachineRates, out_of_budget: Callable[[], bool]) -> None:
+    """Measure the neighbours of the best measured candidate, in the model's order, until one
+    improves on it (then move there) or none is left."""
+    tried: set[str] = set()
+    while not out_of_budget():
+        measured = [r for r in records if r.status == "measured"]
+        if not measured:
+            return
+        best = min(measured, key=lambda r: r.seconds)
+        if best.key in tried:
+            return
+        tried.add(best.key)
+        fresh = [c for c in space.neighbours(seen[best.key]) if c.key not in seen]
+        predicted = predict(space, fresh, rates)
+        for neighbour in sorted(predicted, key=predicted.get):
+            if out_of_budget():
+                return
+            visit(neighbour)
+
+
+# ---------------------------------------------------------------- reading the results
+
+
+def table(records: Sequence[Record], limit: int = 20) -> str:
+    """The measured candidates, fastest first, with the model beside them."""
+    measured = sorted((r for r in records if r.status == "measured"), key=lambda r: r.seconds)
+    header = f"{'candidate':<60} {'seconds':>8} {'G relax/s':>9} {'predicted':>9} {'stages':>6} {'traffic':>12}"
+    lines = [header, "-" * len(header)]
+    for r in measured[:limit]:
+        lines.append(f"{label(r.key)[:60]:<60} {r.seconds:>8.4f} {r.rate / 1e9:>9.2f} {r.predicted_seconds:>9.4f} "
+                     f"{r.model.get('stages', 0):>6} {r.model.get('traffic', 0):>12,}")
+    others = [r for r in records if r.status != "measured"]
+    for status in ("illegal", "wrong", "failed"):
+        count = sum(r.status == status for r in others)
+        if count:
+            lines.append(f"{count} {status}" + (" (CHECKER BUG: proved legal, wrong distances)" if status == "wrong"
+                                                else ""))
+    return "\n".join(lines)

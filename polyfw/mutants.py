@@ -1,0 +1,145 @@
+"""Orders beyond the families: mutate each family's tree, keep what the checker proves, run it
+exactly, and say which legal orders are novel (no family with any parameters runs them).
+
+Mutants are proved and run on a small problem first (`probe_n`, with a partial last block and
+negative edges), where the plain-Python target runs them without compiling; a mutant the
+checker accepts that gives wrong distances there is a checker bug and is reported as 'wrong'.
+Novelty is decided at that size by comparing order signatures (schedules.mutate) with every
+family instance of the same tile. The novel legal orders can then be timed at the
+exploration's size like any candidate.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from codegen import floyd_warshall_naive, generate
+from schedules.cost import tile_view
+from schedules.families import build, family_spec, from_spec
+from schedules.mutate import Mutant, mutants, order_signature
+from schedules.parameters import FAMILY_PARAMETERS
+from schedules.schedule import Schedule
+from tiling.graphs import as_dense, random_graph
+
+from .explore import refusal_of
+from .space import Candidate, Space
+
+#: the small problem mutants are judged on: 4 blocks a side, the last one partial
+PROBE_N, PROBE_TILE = 14, 4
+#: the families whose trees are mutated, each at one parameter setting
+BASES = (Candidate("classic", (("tile", PROBE_TILE),)),
+         Candidate("generalized", (("tile", PROBE_TILE), ("kappa", 2), ("variant", "seed"))),
+         Candidate("generalized", (("tile", PROBE_TILE), ("kappa", 3), ("variant", "fused"))),
+         Candidate("recursive", (("base", PROBE_TILE), ("paired", True))))
+
+
+@dataclass(frozen=True)
+class MutantVerdict:
+    base: str
+    description: str
+    #: 'illegal' (the checker refused it), 'exact' (proved, run, equal to the reference),
+    #: 'wrong' (proved but wrong distances: a checker bug) or 'failed' (no code for it)
+    status: str
+    signature: str = ""
+    #: the family candidate that runs the same order, or None for a novel order
+    same_as: str | None = None
+    note: str = ""
+
+    @property
+    def novel(self) -> bool:
+        return self.status == "exact" and self.same_as is None
+
+
+@lru_cache(maxsize=8)
+def family_signatures(n: int, tile: int) -> dict[str, str]:
+    """Order signature -> the first family candidate (any parameters, this tile) that runs it. Not
+    proved: one order has one verdict, so a legal mutant can only match a legal instance."""
+    families = tuple(f for f in FAMILY_PARAMETERS if f != "naive")
+    found: dict[str, str] = {}
+    for candidate in Space(n, families=families, values={"tile": [tile]}, run_axes=()):
+        params = candidate.param_dict()
+        schedule = build(candidate.family, n, None if candidate.family == "recursive" else params.pop("tile"), **params)
+        found.setdefault(order_signature(tile_view(schedule)), candidate.key)
+    return found
+
+
+def probe_inputs(n: int = PROBE_N) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(graph, exact distances): a sparse graph with negative edges (no negative cycle) and a
+    denser one, integer-valued."""
+    found = []
+    for m, potential in ((3 * n, 50), (n * (n - 1) // 3, 0)):
+        matrix = as_dense(random_graph(n, m=m, seed=n + m, potential=potential), dtype="float64")
+        expected = matrix.copy()
+        floyd_warshall_naive(expected)
+        found.append((matrix, expected))
+    return found
+
+
+def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_TILE) -> MutantVerdict:
+    """Prove the mutant; if legal, run it on the probe inputs and place its order among the families'."""
+    schedule = from_spec(f"mutant[{mutant.description}]", mutant.spec, n, tile, {"of": base.key})
+    refusal = refusal_of(schedule)
+    if refusal is not None:
+        return MutantVerdict(base.key, mutant.description, "illegal", note=refusal)
+    signature = order_signature(tile_view(schedule))
+    same_as = family_signatures(n, tile).get(signature)
+    try:
+        compiled = generate(schedule, target="python", dtype="float64")
+    except Exception as error:  # reported: a proved order the generator cannot serve
+        return MutantVerdict(base.key, mutant.description, "failed", signature, same_as, f"{type(error).__name__}: {error}")
+    for matrix, expected in probe_inputs(n):
+        got = matrix.copy()
+        compiled(got)
+        if not np.array_equal(got, expected):
+            wrong = np.argwhere(got != expected)[0]
+            return MutantVerdict(base.key, mutant.description, "wrong", signature, same_as,
+                                 f"proved legal, but a[{wrong[0]}, {wrong[1]}] = {got[tuple(wrong)]}, expected "
+                                 f"{expected[tuple(wrong)]}")
+    return MutantVerdict(base.key, mutant.description, "exact", signature, same_as)
+
+
+def mutant_schedules(base: Candidate, n: int, tile: int) -> list[tuple[Mutant, Schedule]]:
+    """The base family's mutants, as schedules for another n and tile (to time a novel one there)."""
+    params = base.param_dict()
+    params.pop("tile", None), params.pop("base", None)
+    spec = family_spec(base.family, n, tile, **params)
+    return [(m, from_spec(f"mutant[{m.description}]", m.spec, n, tile, {"of": base.key})) for m in mutants(spec)]
+
+
+def explore_mutants(bases: Sequence[Candidate] = BASES, n: int = PROBE_N, tile: int = PROBE_TILE,
+                    progress: bool = False) -> list[MutantVerdict]:
+    """Every single mutation of each base family's tree, judged (see `judge`)."""
+    verdicts = []
+    for base in bases:
+        params = base.param_dict()
+        params.pop("tile", None), params.pop("base", None)
+        for mutant in mutants(family_spec(base.family, n, tile, **params)):
+            verdicts.append(judge(base, mutant, n, tile))
+            if progress:
+                print(f"\r{len(verdicts)} mutants judged", end="", flush=True)
+    if progress:
+        print()
+    return verdicts
+
+
+def summary(verdicts: Sequence[MutantVerdict]) -> str:
+    """Counts per base, then every novel legal order and every wrong one."""
+    lines = [f"{'base':<44} {'mutants':>7} {'illegal':>7} {'exact':>6} {'novel':>6} {'wrong':>6} {'failed':>6}"]
+    for base in dict.fromkeys(v.base for v in verdicts):
+        mine = [v for v in verdicts if v.base == base]
+        distinct_novel = {v.signature for v in mine if v.novel}
+        lines.append(f"{base[:44]:<44} {len(mine):>7} {sum(v.status == 'illegal' for v in mine):>7} "
+                     f"{sum(v.status == 'exact' for v in mine):>6} {len(distinct_novel):>6} "
+                     f"{sum(v.status == 'wrong' for v in mine):>6} {sum(v.status == 'failed' for v in mine):>6}")
+    seen: set[str] = set()
+    for verdict in verdicts:
+        if verdict.novel and verdict.signature not in seen:
+            seen.add(verdict.signature)
+            lines.append(f"novel legal order: {verdict.base} + {verdict.description}")
+    for verdict in verdicts:
+        if verdict.status in ("wrong", "failed"):
+            lines.append(f"{verdict.status.upper()}: {verdict.base} + {verdict.description}: {verdict.note}")
+    return "\n".join(lines)

@@ -1,0 +1,199 @@
+"""polyfw explore: the space read from the declarations, the store, the strategies, the model's
+quality, the tuning table, and the CLI; all at sizes that run in seconds."""
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from polyfw.cli import main
+from polyfw.explore import Exploration, Problem, explore, order_candidates
+from polyfw.solve import auto_configuration, parse_schedule, resolve_schedule
+from polyfw.space import Candidate, Space, label
+from polyfw.store import Record, Store
+from polyfw.tuning import EVERY_LARGER_N, merge_winner, tuning_table, write_winner
+from codegen.register_blocks import cpu_key
+from schedules import build
+from schedules.parameters import FAMILY_PARAMETERS
+
+
+def test_the_space_takes_each_axis_from_the_declared_parameters():
+    space = Space(24, families=("generalized",), values={"tile": [8]}, run_axes=())
+    candidates = list(space)
+    seen = {name: {dict(c.params)[name] for c in candidates} for name in ("kappa", "variant", "reverse")}
+    assert seen == {"kappa": {1, 2, 3}, "variant": {"seed", "fused"}, "reverse": {"descending", "ascending"}}
+    assert {dict(c.params)["part_order"] for c in candidates} == {
+        ("forward", "reverse", "rest"), ("forward", "rest", "reverse"), ("reverse", "forward", "rest"),
+        ("reverse", "rest", "forward"), ("rest", "forward", "reverse"), ("rest", "reverse", "forward")}
+    assert len(candidates) == len({c.key for c in candidates}) == 3 * 2 * 2 * 2 * 6
+
+
+def test_a_narrowed_axis_and_the_cpu_runtimes():
+    space = Space(64, families=("generalized", "recursive"), values={"tile": [16, 32], "kappa": [1, 4, 99],
+                                                                     "variant": ["fused"]})
+    kappas = {(c.size, dict(c.params)["kappa"]) for c in space if c.family == "generalized"}
+    assert kappas == {(16, 1), (16, 4), (32, 1)}  # kappa 4 > Q = 2 blocks at tile 32, 99 never fits
+    assert {dict(c.options)["runtime"] for c in space} == {"barrier", "dataflow", "dataflow-shared"}
+    assert {c.size for c in space if c.family == "recursive"} == {16, 32}
+
+
+def test_an_unknown_axis_or_family_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"no axis named kapa in this space; its axes: .*kappa"):
+        Space(64, values={"kapa": [1]})
+    with pytest.raises(ValueError, match=r"unknown families \['blocked'\]"):
+        Space(64, families=("blocked",))
+
+
+def test_a_candidate_key_is_schedule_text_that_builds_the_same_schedule():
+    for candidate in Space(40, values={"tile": [16], "kappa": [2]}):
+        family, params = parse_schedule(candidate.schedule_text)
+        assert family == candidate.family and params.get("runtime", "barrier") == dict(candidate.options)["runtime"]
+        params.pop("runtime", None)
+        size = params.pop("tile", None) or params["base"]
+        assert size == 16
+        expected = build(family, 40, None if family == "recursive" else 16, **params)
+        assert resolve_schedule(candidate.schedule_text, 40, "float32").tree_text() == expected.tree_text()
+
+
+def test_a_label_leaves_out_the_defaults():
+    key = ("generalized:tile=32,kappa=3,variant=seed,reverse=ascending,step_order=LeadBlock-LeadRowCol,"
+           "part_order=forward-reverse-rest;runtime=barrier")
+    assert label(key) == "generalized:tile=32,kappa=3,reverse=ascending"
+    assert label("recursive:base=8,paired=false;runtime=dataflow") == "recursive:base=8,paired=false,runtime=dataflow"
+
+
+def test_neighbours_differ_in_one_axis_by_one_step():
+    space = Space(64, families=("generalized",), values={"tile": [8, 16, 32], "variant": ["seed"]}, run_axes=())
+    centre = next(c for c in space if c.size == 16 and dict(c.params)["kappa"] == 2
+                  and dict(c.params)["reverse"] == "descending"
+                  and dict(c.params)["part_order"] == ("forward", "reverse", "rest")
+                  and dict(c.params)["step_order"] == ("LeadBlock", "LeadRowCol"))
+    around = space.neighbours(centre)
+    keys = {c.key for c in space}
+    for neighbour in around:
+        assert neighbour.key in keys
+        changed = [k for k in ("tile", "kappa", "reverse", "part_order", "step_order")
+                   if (neighbour.size if k == "tile" else dict(neighbour.params)[k])
+                   != (centre.size if k == "tile" else dict(centre.params)[k])]
+        assert len(changed) == 1
+    sizes_and_kappas = {(c.size, dict(c.params)["kappa"]) for c in around}
+    assert {(8, 2), (32, 2), (16, 1), (16, 3)} <= sizes_and_kappas
+
+
+def _record(key: str, seconds: float | None, predicted: float | None, status: str = "measured") -> Record:
+    return Record("m", "cpu", "float32", 16, key, "classic", {"tile": 4}, status, seconds=seconds,
+                  predicted_seconds=predicted)
+
+
+def test_the_store_keeps_records_across_connections_and_exports_them(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.put(_record("classic:tile=4", 0.5, 0.4))
+        store.put(_record("classic:tile=8", None, None, "illegal"))
+        store.put(_record("classic:tile=4", 0.25, 0.4))  # the same machine and candidate: replaced
+    with Store(path) as store:
+        assert [(r.key, r.seconds, r.status) for r in store.records()] == [
+            ("classic:tile=8", None, "illegal"), ("classic:tile=4", 0.25, "measured")]
+        assert store.get("m", "cpu", "float32", 16, "classic:tile=4").params == {"tile": 4}
+        assert store.get("other machine", "cpu", "float32", 16, "classic:tile=4") is None
+        assert store.export(tmp_path / "s.csv") == 2 and store.export(tmp_path / "s.json") == 2
+        with pytest.raises(ValueError, match=r"\.csv or \.json"):
+            store.export(tmp_path / "s.txt")
+    rows = list(csv.DictReader(open(tmp_path / "s.csv")))
+    assert {r["key"] for r in rows} == {"classic:tile=4", "classic:tile=8"}
+    assert {r["key"]: r["seconds"] for r in json.loads((tmp_path / "s.json").read_text())}["classic:tile=4"] == 0.25
+
+
+def test_the_models_quality_is_kendalls_tau_and_the_regret():
+    seconds = [1.0, 2.0, 3.0, 4.0, 5.0]
+    for predicted, regret in (([0.1, 0.2, 0.3, 0.4, 0.5], 0.0), ([0.5, 0.4, 0.3, 0.2, 0.1], 4.0),
+                              ([0.3, 0.1, 0.5, 0.2, 0.4], 1.0)):
+        records = [_record(f"c{i}", s, p) for i, (s, p) in enumerate(zip(seconds, predicted))]
+        quality = Exploration(records, "model", 0.0).quality()
+        assert quality["kendall_tau"] == pytest.approx(kendalltau(predicted, seconds)[0])
+        assert quality["regret"] == pytest.approx(regret) and quality["pairs"] == 5
+    assert Exploration([_record("c", 1.0, 1.0)], "model", 0.0).quality()["kendall_tau"] is None
+
+
+def test_explore_proves_verifies_times_and_stores_and_a_rerun_reads_the_store(tmp_path):
+    space = Space(24, families=("classic",), values={"tile": [8, 12]}, run_axes=())
+    with Store(tmp_path / "s.sqlite") as store:
+        first = explore(space, "exhaustive", store=store, repeats=1, progress=False)
+        assert len(first.records) == 12 and first.skipped == 0
+        # only I-SD-DD is legal; the checker's witness is the refused candidates' note
+        legal = [r for r in first.records if r.status == "measured"]
+        assert [tuple(r.params["stages"]) for r in legal] == [("I", "SD", "DD")] * 2
+        assert all("dependence" in r.note for r in first.records if r.status == "illegal")
+        assert all(r.seconds > 0 and len(r.times) == 1 and r.predicted_seconds > 0 and "S[" not in r.tree
+                   and "T[" in r.tree for r in legal)
+        assert all(r.machine_description["threads"] >= 1 for r in first.records)
+        again = explore(space, "exhaustive", store=store, repeats=1, progress=False)
+        assert again.skipped == 12 and [r.key for r in again.records] == [r.key for r in first.records]
+        assert len(store.records()) == 12
+
+
+def test_a_checker_bug_would_be_reported_as_wrong_not_measured():
+    problem = Problem.random(12, "int32")
+    problem.expected[3, 4] += 1  # a reference the schedule cannot match, as if the proof had been wrong
+    found = explore(Space(12, families=("classic",), values={"tile": [4], "stages": ["I-SD-DD"]}, run_axes=()),
+                    "exhaustive", repeats=1, progress=False, problem=problem)
+    assert [r.status for r in found.records] == ["wrong"] and "a[3, 4]" in found.records[0].note
+
+
+def test_the_model_strategy_measures_its_top_then_refines(tmp_path):
+    space = Space(32, families=("classic", "generalized"), values={"tile": [8, 16], "variant": ["seed"],
+                                                                  "reverse": ["descending"],
+                                                                  "step_order": ["LeadBlock-LeadRowCol"],
+                                                                  "part_order": ["forward-reverse-rest"],
+                                                                  "stages": ["I-SD-DD"]}, run_axes=())
+    ranked = order_candidates(space, "model", top=2)
+    assert len(ranked) == 2
+    found = explore(space, "model", top=2, max_candidates=4, repeats=1, progress=False)
+    assert [r.key for r in found.records[:2]] == [c.key for c in ranked]
+    assert 2 < len(found.records) <= 4 and all(r.status == "measured" for r in found.records)
+
+
+def test_a_winner_goes_into_the_tuning_table_solve_reads(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
+    assert tuning_table() == {}
+    write_winner(64, "float32", "cpu", "generalized", {"tile": 16, "kappa": 2}, cpu_key(), "a CPU")
+    write_winner(32, "float32", "cpu", "classic", {"tile": 8}, cpu_key(), "a CPU")
+    rows = tuning_table()["by_cpu"][cpu_key()]["cpu"]["float32"]
+    assert rows == [[32, "classic", {"tile": 8}], [64, "generalized", {"tile": 16, "kappa": 2}],
+                    [EVERY_LARGER_N, "generalized", {"tile": 16, "kappa": 2}]]
+    assert auto_configuration(20, "float32") == ("classic", {"tile": 8})
+    assert auto_configuration(50, "float32") == ("generalized", {"tile": 16, "kappa": 2})
+
+
+def test_merge_winner_replaces_the_entry_of_that_n():
+    entries = [[1024, "classic", {"tile": 128}], [EVERY_LARGER_N, "classic", {"tile": 256}]]
+    assert merge_winner(entries, 512, "recursive", {"base": 64}) == [
+        [512, "recursive", {"base": 64}], [1024, "classic", {"tile": 128}], [EVERY_LARGER_N, "classic", {"tile": 256}]]
+    assert merge_winner(entries, 1024, "recursive", {"base": 64})[-2:] == [
+        [1024, "recursive", {"base": 64}], [EVERY_LARGER_N, "recursive", {"base": 64}]]
+
+
+def test_the_explore_command_writes_the_store_the_plot_and_the_tuning_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
+    store, plot = tmp_path / "s.sqlite", tmp_path / "e.png"
+    argv = ["explore", "--n", "24", "--families", "classic,recursive", "--axis", "tile=8,12", "--axis",
+            "stages=I-SD-DD", "--strategy", "exhaustive", "--repeats", "1", "--store", str(store), "--plot",
+            str(plot), "--tune", "--no-ceiling", "--export", str(tmp_path / "s.csv")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "cost model: Kendall tau" in out and "wrote" in out and plot.stat().st_size > 10_000
+    assert len(list(csv.DictReader(open(tmp_path / "s.csv")))) == 2 * 3 + 2 * 2 * 3  # classic: 2 tiles x 3 runtimes; recursive: also paired or not
+    rows = next(iter(tuning_table()["by_cpu"].values()))["cpu"]["float32"]
+    assert rows[0][0] == 24 and rows[0][1] in ("classic", "recursive")
+
+
+def test_every_measured_record_is_exact_against_the_naive_kernel():
+    problem = Problem.random(20, "float32", seed=3)
+    reference = problem.matrix.copy()
+    from codegen import floyd_warshall_nest
+
+    floyd_warshall_nest(reference)
+    assert np.array_equal(reference, problem.expected)
+    assert math.isinf(problem.matrix.max())

@@ -44,8 +44,10 @@ def modules() -> list[str]:
 
 
 def mutmut(*arguments: str, check: bool = True) -> str:
+    # mutmut forks a process per mutant from one that may have run parallel kernels: GNU OpenMP aborts
+    # after a fork ("fork() called from a process already using GNU OpenMP"), Numba's workqueue does not
     environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
-                   "NUMBA_ENABLE_CUDASIM": "1"}
+                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue"}
     done = subprocess.run([str(Path(sys.executable).parent / "mutmut"), *arguments], cwd=ROOT, env=environment,
                           capture_output=True, text=True)
     if check and done.returncode:

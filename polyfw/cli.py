@@ -202,6 +202,27 @@ def _axis(text: str) -> tuple[str, list[str]]:
     return name.strip(), [v.strip() for v in values.split(",") if v.strip()]
 
 
+def _explore_mutants(args: argparse.Namespace, best, store_path: str) -> bool:
+    """Judge every single mutation of the families' trees; time the novel legal orders at --n.
+    Returns whether any mutant was proved legal yet gave wrong distances (a checker bug)."""
+    from .explore import Problem
+    from .mutants import explore_mutants, measure_novel, summary
+    from .space import label
+    from .store import Store
+
+    verdicts = explore_mutants(progress=True)
+    print(summary(verdicts))
+    tile = min((best.params.get("tile") or best.params.get("base")) if best else 128, args.n)
+    with Store(store_path) as store:
+        records = measure_novel(verdicts, Problem.random(args.n, args.dtype, args.seed), tile, args.target,
+                                args.repeats, store)
+    for record in records:
+        timing = f"{record.seconds:.4f} s" if record.seconds else record.note
+        print(f"novel order at n = {args.n}, tile {tile}: {label(record.key)}: {record.status}, {timing}"
+              + (f" (best family candidate: {best.seconds:.4f} s)" if best and record.seconds else ""))
+    return any(v.status == "wrong" for v in verdicts) or any(r.status == "wrong" for r in records)
+
+
 def _cmd_explore(args: argparse.Namespace) -> int:
     from .explore import explore, table
     from .explore_plots import plot_exploration
@@ -239,6 +260,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             print(f"exported {store.export(args.export)} records to {args.export}")
     if args.plot and found.measured:
         print(f"wrote {plot_exploration(found.records, args.plot, f'n = {args.n}, {args.dtype}, {args.target}')}")
+    if args.mutate:
+        wrong = _explore_mutants(args, best, store_path=args.store)
+        if wrong:
+            return 1
     if args.tune and best is not None:
         from .solve import parse_schedule
 
@@ -566,6 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     exploration.add_argument("--tune", action="store_true",
                              help="write the winner into the tuning table solve(schedule='auto') reads "
                                   "($POLYFW_TUNING or polyfw/tuning.json)")
+    exploration.add_argument("--mutate", action="store_true",
+                             help="also mutate the families' trees: prove, verify and time the novel legal orders")
     exploration.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                              help="skip measuring the independent min-plus ceiling (needs g++)")
     exploration.set_defaults(run=_cmd_explore)

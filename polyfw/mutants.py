@@ -24,8 +24,9 @@ from schedules.parameters import FAMILY_PARAMETERS
 from schedules.schedule import Schedule
 from tiling.graphs import as_dense, random_graph
 
-from .explore import refusal_of
+from .explore import Problem, machine, machine_rates, measure, refusal_of
 from .space import Candidate, Space
+from .store import Record, Store
 
 #: the small problem mutants are judged on: 4 blocks a side, the last one partial
 PROBE_N, PROBE_TILE = 14, 4
@@ -107,6 +108,32 @@ def mutant_schedules(base: Candidate, n: int, tile: int) -> list[tuple[Mutant, S
     params.pop("tile", None), params.pop("base", None)
     spec = family_spec(base.family, n, tile, **params)
     return [(m, from_spec(f"mutant[{m.description}]", m.spec, n, tile, {"of": base.key})) for m in mutants(spec)]
+
+
+def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int, target: str = "cpu",
+                  repeats: int = 3, store: Store | None = None) -> list[Record]:
+    """Time each distinct novel legal order at the problem's size (proved again there first), as
+    a record of origin 'mutant' keyed by its base and mutation."""
+    machine_key, description = machine(problem.dtype)
+    rates = machine_rates(problem.dtype)
+    records, seen = [], set()
+    bases = {base.key: base for base in BASES}
+    for verdict in verdicts:
+        if not verdict.novel or verdict.signature in seen or verdict.base not in bases:
+            continue
+        seen.add(verdict.signature)
+        base = bases[verdict.base]
+        size = "base" if base.family == "recursive" else "tile"
+        params = tuple((k, tile if k == size else v) for k, v in base.params)
+        for mutant, schedule in mutant_schedules(base, problem.n, tile):
+            if mutant.description == verdict.description:
+                candidate = Candidate(f"mutant[{verdict.description}] of {base.family}", params)
+                record = measure(candidate, problem, target, repeats, rates, machine_key, description, "mutant",
+                                 schedule)
+                records.append(record)
+                if store is not None:
+                    store.put(record)
+    return records
 
 
 def explore_mutants(bases: Sequence[Candidate] = BASES, n: int = PROBE_N, tile: int = PROBE_TILE,

@@ -1,4 +1,8 @@
 """Generated CPU code: exact for every family, dtype and n; custom trees; predecessors; emit."""
+import re
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,6 +13,7 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 import polyfw
 import schedules
 from codegen import floyd_warshall_nest, generate
+from codegen.cpu import check_matrix
 from codegen.front import prepare
 from polyfw.solve import NO_PREDECESSOR, initial_predecessors
 from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
@@ -310,3 +315,128 @@ def test_task_orders_with_predecessors():
     pred = np.zeros((n, n), dtype=np.int32)
     assert compiled(matrix, pred, task_order="reverse") == -1
     np.testing.assert_array_equal(matrix, expected)
+
+
+GOLDEN = Path(__file__).parent / "golden"
+GOLDEN_CASES = {  # file -> (family, n, build parameters, generate options)
+    "classic_n8_tile4_float32": ("classic", 8, {"tile": 4}, {"dtype": "float32"}),
+    "generalized_n12_tile4_kappa2_float64_pred": ("generalized", 12, {"tile": 4, "kappa": 2},
+                                                  {"dtype": "float64", "predecessors": True}),
+    "naive_n3_int32_pred": ("naive", 3, {}, {"dtype": "int32", "predecessors": True}),
+}
+
+
+@pytest.mark.parametrize("name", GOLDEN_CASES)
+def test_generated_source_is_pinned_line_for_line(name):
+    """What `polyfw emit` shows a reader: every loop, comment, call and bound. A change to the
+    generator that changes this text must change the golden file with it (tests/golden/)."""
+    family, n, params, options = GOLDEN_CASES[name]
+    source = generate(schedules.build(family, n, **params), **options).source
+    assert re.sub(r"polyfw_kernels_\w+", "KERNELS", source) == (GOLDEN / f"{name}.py.txt").read_text()
+
+
+def test_check_matrix_names_what_is_wrong_with_the_argument():
+    good = np.zeros((4, 6), dtype=np.float32)
+    check_matrix(good, 4, "float32", "a")  # padded rows are fine
+    cases = [
+        ([[0.0] * 4] * 4, "a must be a 2-D array with 4 rows and at least 4 columns, got list"),
+        (np.zeros(16, dtype=np.float32), "a must be a 2-D array with 4 rows and at least 4 columns, got (16,)"),
+        (np.zeros((5, 5), dtype=np.float32), "a must be a 2-D array with 4 rows and at least 4 columns, got (5, 5)"),
+        (np.zeros((4, 3), dtype=np.float32), "a must be a 2-D array with 4 rows and at least 4 columns, got (4, 3)"),
+        (np.zeros((4, 4)), "a must be a C-contiguous float32 array, got float64 (contiguous)"),
+        (np.zeros((4, 8), dtype=np.float32)[:, ::2], "a must be a C-contiguous float32 array, got float32 "
+                                                     "(not contiguous)"),
+    ]
+    for value, message in cases:
+        with pytest.raises(ValueError) as refused:
+            check_matrix(value, 4, "float32", "a")
+        assert str(refused.value) == message
+
+
+def test_a_predecessor_run_needs_a_predecessor_matrix_named_as_such():
+    compiled = generate(schedules.build("classic", 12, tile=4), dtype="float64", predecessors=True)
+    matrix = np.zeros((12, 12))
+    with pytest.raises(ValueError) as refused:
+        compiled(matrix)
+    assert str(refused.value) == ("classic(n=12, tile=4) was generated with predecessors: pass pred (int32, 12 x n)")
+    with pytest.raises(ValueError) as refused:
+        compiled(matrix, np.zeros((12, 12), dtype=np.int64))
+    assert str(refused.value) == "pred must be a C-contiguous int32 array, got int64 (contiguous)"
+
+
+def test_a_run_reports_its_seconds_and_threads_and_a_serial_run_gives_the_threads_back():
+    import numba
+
+    threads = numba.get_num_threads()
+    graph = random_graph(24, 96, weights=(1, 9), seed=1)
+    for schedule, serial in ((schedules.build("classic", 24, tile=8), False),
+                             (schedules.build("generalized", 24, tile=8, kappa=2), True)):
+        compiled = generate(schedule, dtype="float64", predecessors=True)
+        assert compiled.serial == serial
+        matrix = as_dense(graph, dtype="float64")
+        started = time.perf_counter()
+        assert compiled(matrix, initial_predecessors(matrix)) == -1
+        elapsed = time.perf_counter() - started
+        assert 0 < compiled.last_run["seconds"] <= elapsed
+        assert compiled.last_run["threads"] == (1 if serial else threads)
+        assert numba.get_num_threads() == threads
+
+
+def test_race_analysis_at_tile_level_and_for_large_point_trees():
+    """Tile-level drivers are analysed on tile-layers at any n; point trees above
+    RACE_ANALYSIS_UP_TO points are taken as racing (one thread) without analysis."""
+    from codegen.cpu import RACE_ANALYSIS_UP_TO
+
+    n = round(RACE_ANALYSIS_UP_TO ** (1 / 3)) + 2
+    assert generate(schedules.build("classic", n, tile=n // 4), dtype="float32", predecessors=True).serial is False
+    assert generate(schedules.build("naive", 8), dtype="float32", predecessors=True).serial is True  # rows read row k
+    assert generate(schedules.build("naive", 8), dtype="float32").serial is False
+    sequential = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
+                  '{ schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]" } }')
+    assert generate(schedules.from_tree(sequential, 8), dtype="float32", predecessors=True).serial is False
+    assert generate(schedules.from_tree(sequential, n), dtype="float32", predecessors=True).serial is True
+
+
+def test_task_orders_are_checked_and_need_a_tile_level_driver():
+    matrix = np.zeros((8, 8), dtype=np.float32)
+    with pytest.raises(ValueError) as refused:
+        generate(schedules.build("classic", 8, tile=4), dtype="float32")(matrix, task_order="random")
+    assert str(refused.value) == "task_order must be one of reverse, interleaved, got 'random'"
+    with pytest.raises(ValueError) as refused:
+        generate(schedules.build("naive", 8), dtype="float32")(matrix, task_order="reverse")
+    assert str(refused.value) == ("naive(n=8, tile=1) runs points with prange, not task lists; task_order needs a "
+                                  "tile-level driver")
+
+
+def test_ordered_runs_tasks_last_first_or_round_robin():
+    from codegen.cpu import _ordered
+
+    tasks = [range(0, 3), range(3, 4), range(4, 6)]
+    assert _ordered(tasks, "reverse") == [4, 5, 3, 0, 1, 2]
+    assert _ordered(tasks, "interleaved") == [0, 3, 4, 1, 5, 2]
+    assert _ordered([], "interleaved") == [] and _ordered([range(0, 0)], "interleaved") == []
+
+
+def test_the_replayed_program_writes_into_each_calls_own_matrices():
+    """Recorded calls name the driver's arguments by position: a replay on new matrices (and a
+    new status) updates those, not the first call's."""
+    n = 20
+    compiled = generate(schedules.build("classic", n, tile=8), dtype="float64", predecessors=True,
+                        driver="replayed")
+    first = as_dense(random_graph(n, 60, weights=(1, 9), seed=5), dtype="float64")
+    first_pred = initial_predecessors(first)
+    compiled(first, first_pred)
+    kept, kept_pred = first.copy(), first_pred.copy()
+    for seed in (6, 7):
+        matrix = as_dense(random_graph(n, 60, weights=(1, 9), seed=seed), dtype="float64")
+        expected = nest_result(matrix)
+        pred = initial_predecessors(matrix)
+        assert compiled(matrix, pred) == -1
+        np.testing.assert_array_equal(matrix, expected)
+        assert (pred[np.isfinite(matrix) & ~np.eye(n, dtype=bool)] >= 0).all()
+        np.testing.assert_array_equal(first, kept)
+        np.testing.assert_array_equal(first_pred, kept_pred)
+    negative = np.full((n, n), np.inf)
+    np.fill_diagonal(negative, 0.0)
+    negative[3, 4], negative[4, 3] = 1.0, -2.0
+    assert compiled(negative, initial_predecessors(negative)) >= 0  # the new status, not the first call's

@@ -265,3 +265,45 @@ def test_the_cli_flags_come_from_the_declarations(capsys):
     assert main(["schedules"]) == 0
     listing = capsys.readouterr().out
     assert "paired      true or false" in listing and "kappa       an int in 1..Q (blocks per side)" in listing
+
+
+SEQUENTIAL_POINTS = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
+                     '{ schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]" } }')
+
+
+def test_a_view_keeps_its_n_tile_and_array_types_and_an_unmarked_tree_has_no_roles():
+    from schedules import from_tree, stage_view
+
+    view = stage_view(from_tree(SEQUENTIAL_POINTS, 3).tree, 3, 1)
+    assert (view.n, view.tile, view.units.shape) == (3, 1, (27, 3))
+    assert [a.dtype.name for a in (view.units, view.stage, view.task, view.role, view.kind)] == [
+        "int32", "int32", "int32", "int8", "int16"]
+    assert (view.role == -1).all() and (view.kind == -1).all() and view.n_stages == view.n_tasks == 27
+    tiled = stage_view(build("classic", 12, 4).tile_tree, 12, 4)
+    assert (tiled.n, tiled.tile) == (12, 4)
+
+
+def test_a_view_refuses_more_units_than_it_may_list(monkeypatch):
+    from schedules import from_tree, stage_view
+
+    tree = from_tree(SEQUENTIAL_POINTS, 3).tree
+    monkeypatch.setattr("schedules.stages.MAX_UNITS", 27)
+    assert len(stage_view(tree, 3, 1).units) == 27
+    monkeypatch.setattr("schedules.stages.MAX_UNITS", 26)
+    with pytest.raises(ValueError) as refused:
+        stage_view(tree, 3, 1)
+    assert str(refused.value) == "the stage view would list 27 units (more than 26); use a larger tile"
+
+
+def test_each_child_of_a_set_without_a_parallel_band_is_one_task():
+    from schedules import stage_view
+    from schedules.tree import Band, Filter, Sequence_, build_tree
+
+    spec = Band(("kb",), False, Sequence_((Filter("ib = kb", Band(("jb",), False)), Filter("ib != kb")),
+                                          unordered=True))
+    view = stage_view(build_tree(spec, 12, 4), 12, 4)
+    assert view.n_stages == 3 and view.n_tasks == 6
+    for stage in range(3):
+        first, second = view.tasks_of(stage)
+        assert {tuple(u[1:]) for u in first.units} == {(stage, j) for j in range(3)}
+        assert len(second.units) == 6 and all(u[1] != stage for u in second.units)

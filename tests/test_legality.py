@@ -192,3 +192,19 @@ def test_a_witness_found_on_tile_layers_for_every_n_carries_its_model_and_true_t
         tile_times = {p[:3]: p[3:] for p in enumerate_points(build("classic", n, 4).tile_schedule_map().map.wrap())}
         for point, time in ((violation.source, violation.source_time), (violation.sink, violation.sink_time)):
             assert time[:-3] == tile_times[tuple(c // 4 for c in point)]
+
+
+def test_a_point_level_witness_for_every_n_carries_its_model_n_and_the_trees_times():
+    """A tree given over points, parametric in n: each witness names its model and its n, and its
+    times are the tree's own times of those points at that n."""
+    from schedules import from_tree
+
+    # i outermost: row i runs every layer before row i + 1, so row 0 reads a[1, k] too early
+    rows_first = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
+                  '{ schedule: "[n] -> [{ S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(j)] }]" } }')
+    found = find_violations(from_tree(rows_first), "relaxed")
+    assert found and all(v.model == "relaxed" and set(v.params) == {"n"} for v in found)
+    for violation in found:
+        concrete = from_tree(rows_first, violation.params["n"]).as_schedule_map()
+        times = {p[:3]: p[3:] for p in enumerate_points(concrete.map.wrap())}
+        assert violation.source_time == times[violation.source] and violation.sink_time == times[violation.sink]

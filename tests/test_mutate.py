@@ -131,3 +131,16 @@ def test_family_signatures_cover_every_family_instance_of_the_tile():
     generalized = build("generalized", PROBE_N, PROBE_TILE, kappa=3, variant="fused", reverse="ascending")
     assert order_signature(tile_view(generalized)) in found
     assert family_spec("generalized", PROBE_N, PROBE_TILE, kappa=2) == generalized_spec(2)
+
+
+def test_a_novel_order_is_proved_again_verified_and_timed_at_the_explorations_size(verdicts, tmp_path):
+    from polyfw.explore import Problem
+    from polyfw.mutants import measure_novel
+    from polyfw.store import Store
+
+    novel = next(v for v in verdicts if v.novel and v.description == "split_band(0/2/0/0)")
+    with Store(tmp_path / "s.sqlite") as store:
+        records = measure_novel([novel], Problem.random(24, "float32"), tile=8, repeats=1, store=store)
+        assert [r.status for r in records] == ["measured"] and records[0].origin == "mutant"
+        assert records[0].key == "mutant[split_band(0/2/0/0)] of classic:tile=8" and records[0].seconds > 0
+        assert [r.key for r in store.records()] == [records[0].key]

@@ -40,8 +40,10 @@ def plot_exploration(records: Sequence[Record], path: str | Path, title: str) ->
             chosen = [p for p, r in zip(points, measured) if r.family == family]
             axis.scatter(*zip(*chosen), s=18, color=colours[family], label=family, alpha=0.8)
         front = sorted(points[i] for i in pareto_front(points))
-        axis.step(*zip(*front), where="post", color="black", linewidth=1, label="Pareto front")
-        axis.set_xscale("log")
+        axis.plot(*zip(*front), drawstyle="steps-post", marker="o", markersize=9, markerfacecolor="none",
+                  color="black", linewidth=1, label="Pareto front")
+        if figure_of_merit == "traffic":
+            axis.set_xscale("log")
         axis.set_xlabel(label)
         axis.set_ylabel("measured seconds (median)")
     axes[0].legend(fontsize=8)

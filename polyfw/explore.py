@@ -70,17 +70,19 @@ def machine_rates(dtype: str) -> MachineRates:
     return MachineRates()
 
 
+@lru_cache(maxsize=4096)
 def build_candidate(candidate: Candidate, n: int) -> Schedule:
-    return proved(candidate.family, candidate.params, n)[0]
+    """The candidate's schedule (run options do not change it)."""
+    given = candidate.param_dict()
+    tile = None if candidate.family == "recursive" else given.pop("tile")
+    return build(candidate.family, n, tile, **given)
 
 
 @lru_cache(maxsize=4096)
 def proved(family: str, params: tuple[tuple[str, Any], ...], n: int) -> tuple[Schedule, str | None]:
     """The schedule of a family's parameters and the checker's verdict: None when proved legal,
     else the first witness. Run options do not change either, so candidates share them."""
-    given = dict(params)
-    tile = None if family == "recursive" else given.pop("tile")
-    schedule = build(family, n, tile, **given)
+    schedule = build_candidate(Candidate(family, params), n)
     return schedule, refusal_of(schedule)
 
 
@@ -148,13 +150,17 @@ def measure(candidate: Candidate, problem: Problem, target: str, repeats: int, r
 # ---------------------------------------------------------------- strategies
 
 
-def predict(space: Space, candidates: Iterable[Candidate], rates: MachineRates) -> dict[Candidate, float]:
-    """The model's seconds for each candidate the checker accepts (illegal ones are left out)."""
+def predict(space: Space, candidates: Iterable[Candidate], rates: MachineRates,
+            deadline: float | None = None) -> dict[Candidate, float]:
+    """The model's seconds for each candidate (until `deadline`, a perf_counter time). Not proved:
+    a proof can cost more than the model (recursive at n = 2048, base 32: ~30 s), so candidates
+    are proved when they are about to be measured."""
     found = {}
     for candidate in candidates:
-        schedule, refusal = proved(candidate.family, candidate.params, space.n)
-        if refusal is None:
-            found[candidate] = model_figures(schedule, candidate, space.dtype, rates)["predicted_seconds"]
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        found[candidate] = model_figures(build_candidate(candidate, space.n), candidate, space.dtype,
+                                         rates)["predicted_seconds"]
     return found
 
 
@@ -168,8 +174,9 @@ def refusal_of(schedule: Schedule) -> str | None:
 
 
 def order_candidates(space: Space, strategy: str, seed: int = 0, rates: MachineRates | None = None,
-                     top: int = 8, model_sample: int = 400) -> list[Candidate]:
-    """The candidates in the order a strategy measures them (the model's refinement comes later)."""
+                     model_sample: int = 400, deadline: float | None = None) -> list[Candidate]:
+    """The candidates in the order a strategy visits them; 'model': a random sample of the space
+    ranked by predicted seconds (the refinement around the best comes later)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     candidates = list(space)
@@ -178,8 +185,8 @@ def order_candidates(space: Space, strategy: str, seed: int = 0, rates: MachineR
     random.Random(seed).shuffle(candidates)
     if strategy == "random":
         return candidates
-    predicted = predict(space, candidates[:model_sample], rates or MachineRates())
-    return sorted(predicted, key=predicted.get)[:top]
+    predicted = predict(space, candidates[:model_sample], rates or MachineRates(), deadline)
+    return sorted(predicted, key=predicted.get)
 
 
 # ---------------------------------------------------------------- the run
@@ -251,12 +258,13 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
     problem = problem or Problem.random(space.n, space.dtype, seed)
     rates = machine_rates(space.dtype)
     machine_key, description = machine(space.dtype, ceiling)
-    queue = order_candidates(space, strategy, seed, rates, top)
+    ranking_deadline = None if budget_seconds is None else started + budget_seconds / 4
+    queue = order_candidates(space, strategy, seed, rates, deadline=ranking_deadline)
     records: list[Record] = []
     seen: dict[str, Candidate] = {}
     skipped = 0
     limit = max_candidates if max_candidates is not None else len(queue) + (4 * top if strategy == "model" else 0)
-    bar = Progress(min(limit, len(queue)) if strategy != "model" else limit, progress)
+    bar = Progress(min(limit, len(queue) if strategy != "model" else 5 * top), progress)
 
     def out_of_budget() -> bool:
         over_time = budget_seconds is not None and time.perf_counter() - started > budget_seconds
@@ -280,7 +288,7 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
         bar.update(record)
 
     for candidate in queue:
-        if out_of_budget():
+        if out_of_budget() or (strategy == "model" and sum(r.status == "measured" for r in records) >= top):
             break
         visit(candidate)
     if strategy == "model":

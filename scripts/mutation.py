@@ -133,16 +133,16 @@ def main() -> None:
     parser.add_argument("--survivors", action="store_true", help="run the surviving mutants again")
     args = parser.parse_args()
     children = ("--max-children", str(args.max_children))
-    if args.survivors:
-        mutmut("run", *children, *survivors(), check=False)
-    elif args.sample is not None:
+    if args.sample is not None:
         mutmut("run", *children, "generate.only.no_such_mutant", check=False)  # mutants and stats, no runs
-        chosen = []
+        chosen = survivors() if args.survivors else []
         for module in args.modules or modules():
             names = sorted(unchecked(module))
             chosen += random.Random(f"{args.seed}:{module}").sample(names, min(args.sample, len(names)))
         print(f"running {len(chosen)} sampled mutants", flush=True)
         mutmut("run", *children, *chosen, check=False)
+    elif args.survivors:
+        mutmut("run", *children, *survivors(), check=False)
     elif not args.report_only:
         patterns = [module.removesuffix(".py").replace("/", ".") + ".*" for module in args.modules or []]
         mutmut("run", *children, *patterns, check=False)

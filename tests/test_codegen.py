@@ -440,3 +440,44 @@ def test_the_replayed_program_writes_into_each_calls_own_matrices():
     np.fill_diagonal(negative, 0.0)
     negative[3, 4], negative[4, 3] = 1.0, -2.0
     assert compiled(negative, initial_predecessors(negative)) >= 0  # the new status, not the first call's
+
+
+def test_the_driver_is_replayed_up_to_the_threshold_and_compiled_above_or_when_asked(monkeypatch):
+    from codegen import cpu
+
+    schedule = schedules.build("classic", 24, tile=8)  # 27 tile-layers
+    monkeypatch.setattr(cpu, "INTERPRET_UP_TO", 27)
+    monkeypatch.setattr(cpu, "_COMPILED", {})  # what was generated before is generated again
+    assert isinstance(generate(schedule, dtype="int32")._run, cpu._ReplayedDriver)
+    monkeypatch.setattr(cpu, "INTERPRET_UP_TO", 26)
+    monkeypatch.setattr(cpu, "_COMPILED", {})
+    assert not isinstance(generate(schedule, dtype="int32")._run, cpu._ReplayedDriver)
+    assert isinstance(generate(schedule, dtype="int32", driver="replayed")._run, cpu._ReplayedDriver)
+    monkeypatch.setattr(cpu, "INTERPRET_UP_TO", 10**9)
+    compiled = generate(schedule, dtype="int32", driver="compiled")
+    assert not isinstance(compiled._run, cpu._ReplayedDriver) and compiled._run.signatures
+    point = generate(schedules.build("naive", 6), dtype="int32", driver="replayed")
+    assert not isinstance(point._run, cpu._ReplayedDriver)  # point-level code is always compiled
+    with pytest.raises(ValueError) as refused:
+        generate(schedule, dtype="int32", driver="fast")
+    assert str(refused.value) == "driver must be one of auto, compiled, replayed, got 'fast'"
+
+
+@pytest.mark.parametrize("runtime", ["dataflow", "dataflow-shared"])
+def test_the_dataflow_runtimes_are_exact_and_describe_themselves(runtime):
+    n = 24
+    graph = random_graph(n, 4 * n, weights=(1, 9), seed=2)
+    for predecessors in (False, True):
+        compiled = generate(schedules.build("generalized", n, tile=8, kappa=2), dtype="float64", runtime=runtime,
+                            predecessors=predecessors)
+        assert (compiled.target, compiled.n, compiled.name, compiled.serial) == (
+            "cpu", n, "generalized(n=24, tile=8, kappa=2, variant=seed)", predecessors)
+        assert compiled.options.dtype == "float64" and compiled.options.predecessors == predecessors
+        assert "def " in compiled.source and "def " in compiled.kernel_source and compiled.compile_seconds >= 0
+        matrix = as_dense(graph, dtype="float64")
+        expected = nest_result(matrix)
+        assert compiled(matrix, initial_predecessors(matrix) if predecessors else None) == -1
+        np.testing.assert_array_equal(matrix, expected)
+    with pytest.raises(ValueError) as refused:
+        generate(schedules.build("classic", n, tile=8), runtime="threads")
+    assert str(refused.value) == "runtime must be one of barrier, dataflow, dataflow-shared, got 'threads'"

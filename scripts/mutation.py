@@ -103,23 +103,36 @@ def survivors() -> list[str]:
             if line.strip().endswith(": survived") and line.strip().rpartition(": ")[0] not in EQUIVALENT]
 
 
-#: mutmut's statuses that say a test noticed the mutant
-NOTICED = ("killed", "timeout")
-#: statuses that say nothing either way: not run yet, no test covers it, or it ran oddly long
-#: ('suspicious') - reported, left out of the rate
-UNDECIDED = ("not checked", "no tests", "suspicious", "skipped")
+#: mutmut's statuses that say the tests noticed the mutant: a failed test, a time-out, or a test
+#: process that crashed (mutmut's 'suspicious' is an exit it has no name for, here SIGABRT from isl
+#: when a mutant hands it None; 'segfault' likewise): the suite fails loudly in all of them
+NOTICED = ("killed", "timeout", "suspicious", "segfault")
+
+
+def wilson(noticed: int, decided: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a kill rate measured on a sample of `decided` mutants."""
+    if not decided:
+        return 0.0, 1.0
+    p = noticed / decided
+    centre = (p + z * z / (2 * decided)) / (1 + z * z / decided)
+    half = z / (1 + z * z / decided) * (p * (1 - p) / decided + z * z / (4 * decided * decided)) ** 0.5
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def table(counts: dict[str, Counter]) -> str:
-    lines = ["| module | mutants | killed | timeout | survived | equivalent | suspicious | no tests / not run "
-             "| killed of non-equivalent |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| module | mutants | killed | timeout | survived | equivalent | crashed | not run "
+             "| killed of non-equivalent decided | 95% interval |", "|---|---|---|---|---|---|---|---|---|---|"]
     for module, count in counts.items():
         total = sum(count.values())
-        decided = sum(count[k] for k in (*NOTICED, "survived"))
-        rate = f"{sum(count[k] for k in NOTICED) / decided:.1%}" if decided else "-"
+        noticed = sum(count[k] for k in NOTICED)
+        decided = noticed + count["survived"]
+        rate = f"{noticed / decided:.1%} of {decided}" if decided else "-"
+        low, high = wilson(noticed, decided)
+        crashed = count["suspicious"] + count["segfault"]
         lines.append(f"| {module} | {total} | {count['killed']} | {count['timeout']} | {count['survived']} | "
-                     f"{count['equivalent']} | {count['suspicious']} | "
-                     f"{count['no tests'] + count['not checked'] + count['skipped']} | {rate} |")
+                     f"{count['equivalent']} | {crashed} | "
+                     f"{count['no tests'] + count['not checked'] + count['skipped']} | {rate} | "
+                     f"{low:.0%}-{high:.0%} |")
     return "\n".join(lines)
 
 

@@ -5,6 +5,7 @@ Run: .venv/bin/pip install -e '.[dev]'   (once: mutmut, pinned)
      .venv/bin/python scripts/mutation.py [--max-children 2] [--modules tiling/dependences.py ...]
      .venv/bin/python scripts/mutation.py --sample 60 [--seed 0]  (up to 60 unchecked mutants a module)
      .venv/bin/python scripts/mutation.py --survivors          (run the survivors again, after new tests)
+     .venv/bin/python scripts/mutation.py --confirm            (each survivor in a fresh pytest process)
      .venv/bin/python scripts/mutation.py --report-only        (the table from the last run)
 
 A whole run costs about 8 s of wall time a mutant on 2 cores (a forked pytest session each), so
@@ -45,6 +46,31 @@ EQUIVALENT: dict[str, str] = {
                     "x_exact_dependences__mutmut_19", "x_exact_dependences__mutmut_28")},
     "schedules.legality.xǁViolationǁ_how_timed__mutmut_12":
         "'b <= a' for 'b < a' inside 'if a != b': the same test",
+    **{f"schedules.stages.x__run_enumerator__mutmut_{number}": why for numbers, why in (
+        ((3, 6, 7), "the name only prefixes the cached module's file name"),
+        ((8,), "at exactly COMPILE_ABOVE units the compiled and the interpreted enumerator list the same units"),
+        ((12, 14, 22, 24), "float64 instead of int64 holds every index exactly (< 2**53); the view casts to int32"),
+        ((15,), "an eighth column nobody reads"),
+        ((25, 26, 27, 28), "stage and task counters start anywhere: the view keeps only their order (np.unique)"),
+        ((35,), "the enumerator lists each domain point once, so the count check cannot fail"),
+    ) for number in numbers},
+    "schedules.stages.x_stage_view__mutmut_61": "out has 7 columns: 4:8 is 4:7",
+    **{f"codegen.cpu.{name}": why for names, why in (
+        (("xǁ_Writerǁhooks__mutmut_33", "xǁ_Writerǁhooks__mutmut_64"), "None for False: both falsy"),
+        (("xǁ_Writerǁhooks__mutmut_44", "xǁ_Writerǁhooks__mutmut_48"),
+         "prange[0] is already False whenever a mark is left: a region's first loop or its task mark reset it"),
+        (("xǁCompiledScheduleǁ__call____mutmut_18",), "a status of 2 elements: the code reads and writes status[0]"),
+        (("xǁCompiledScheduleǁ_run_in_order__mutmut_54", "xǁCompiledScheduleǁ_run_in_order__mutmut_55",
+          "xǁ_ReplayedDriverǁ__call____mutmut_18", "xǁ_ReplayedDriverǁ__call____mutmut_19"),
+         "the driver's module imports put itself: the Python put given beside it does the same"),
+        (("x_generate_cpu__mutmut_112",), "recording put's calls too replays the same table writes"),
+        (("xǁ_ReplayedDriverǁ__call____mutmut_24",), "never keeping the program records it again at every call: "
+                                                      "the same kernel calls, slower"),
+        (("x__ordered__mutmut_10",), "with no tasks, one step over no tasks gives no calls either"),
+        (("x_generate_cpu__mutmut_1", "x_generate_cpu__mutmut_4"), "build always passes runtime and driver"),
+        (("x__has_racing_reads__mutmut_6", "x__has_racing_reads__mutmut_7", "x__has_racing_reads__mutmut_20",
+          "x__has_racing_reads__mutmut_24"), "racing_reads reads the units, stages and tasks, not the view's n or tile"),
+    ) for name in names},
 }
 
 
@@ -61,6 +87,34 @@ def unchecked(module: str) -> list[str]:
         return []
     names = [name for name, code in json.loads(meta.read_text())["exit_code_by_key"].items() if code is None]
     return [name for name in names if any(part in name for part in SCOPE.get(module, ("",)))]
+
+
+CONFIRMED = ROOT / "mutants" / "confirmed.json"
+
+
+def confirm(names: list[str], workers: int) -> dict[str, str]:
+    """Run each mutant's covering tests in a fresh `python -m pytest` process (no fork server, no
+    state carried from another run) and record 'killed' or 'survived' in mutants/confirmed.json.
+    mutmut's forked runs reported survivors that a fresh process kills; this is the arbiter."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    found = json.loads(CONFIRMED.read_text()) if CONFIRMED.exists() else {}
+    environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
+                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue"}
+
+    def run(name: str) -> tuple[str, str]:
+        tests = mutmut("tests-for-mutant", name).split()
+        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                              cwd=ROOT / "mutants", env={**environment, "MUTANT_UNDER_TEST": name},
+                              capture_output=True, text=True)
+        return name, "survived" if done.returncode == 0 else "killed"
+
+    with ThreadPoolExecutor(workers) as pool:
+        for name, status in pool.map(run, names):
+            found[name] = status
+            CONFIRMED.write_text(json.dumps(found, indent=1))
+            print(f"{status:8} {name}", flush=True)
+    return found
 
 
 def modules() -> list[str]:
@@ -89,18 +143,23 @@ def module_of(mutant: str) -> str:
 def results() -> dict[str, Counter]:
     """Per module: how many mutants were killed, survived, timed out, ... (mutmut's statuses)."""
     counts: dict[str, Counter] = {module: Counter() for module in modules()}
+    confirmed = json.loads(CONFIRMED.read_text()) if CONFIRMED.exists() else {}
     for line in mutmut("results", "--all", "true").splitlines():
         name, _, status = line.strip().rpartition(": ")
         if not name:
             continue
+        status = confirmed.get(name, status) if status == "survived" else status
         key = "equivalent" if name in EQUIVALENT and status == "survived" else status
         counts.setdefault(module_of(name), Counter())[key] += 1
     return counts
 
 
 def survivors() -> list[str]:
+    """Surviving mutants not judged equivalent and not killed by a confirmation run."""
+    confirmed = json.loads(CONFIRMED.read_text()) if CONFIRMED.exists() else {}
     return [line.strip().rpartition(": ")[0] for line in mutmut("results").splitlines()
-            if line.strip().endswith(": survived") and line.strip().rpartition(": ")[0] not in EQUIVALENT]
+            if line.strip().endswith(": survived") and line.strip().rpartition(": ")[0] not in EQUIVALENT
+            and confirmed.get(line.strip().rpartition(": ")[0]) != "killed"]
 
 
 #: mutmut's statuses that say the tests noticed the mutant: a failed test, a time-out, or a test
@@ -144,6 +203,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=None, help="run up to this many unchecked mutants a module")
     parser.add_argument("--seed", type=int, default=0, help="--sample's random seed")
     parser.add_argument("--survivors", action="store_true", help="run the surviving mutants again")
+    parser.add_argument("--confirm", action="store_true", help="run each survivor in a fresh pytest process")
     args = parser.parse_args()
     children = ("--max-children", str(args.max_children))
     if args.sample is not None:
@@ -156,6 +216,8 @@ def main() -> None:
         mutmut("run", *children, *chosen, check=False)
     elif args.survivors:
         mutmut("run", *children, *survivors(), check=False)
+    elif args.confirm:
+        confirm(survivors(), args.max_children)
     elif not args.report_only:
         patterns = [module.removesuffix(".py").replace("/", ".") + ".*" for module in args.modules or []]
         mutmut("run", *children, *patterns, check=False)

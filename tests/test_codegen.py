@@ -481,3 +481,50 @@ def test_the_dataflow_runtimes_are_exact_and_describe_themselves(runtime):
     with pytest.raises(ValueError) as refused:
         generate(schedules.build("classic", n, tile=8), runtime="threads")
     assert str(refused.value) == "runtime must be one of barrier, dataflow, dataflow-shared, got 'threads'"
+
+
+def test_a_stage_with_one_task_runs_its_tile_layers_directly_after_a_parallel_stage():
+    """A leaf stage has no parallel region: its tile-layers are kernel calls in order, and the
+    region before it must have been left (else they would be queued for a run_tasks never called)."""
+    from schedules.tree import Band, Filter, Sequence_, stage
+
+    spec = Band(("kb",), False, Sequence_((
+        stage("pivot", "ib = kb and jb = kb", ("I",)),
+        stage("row_and_column", "(ib = kb and jb != kb) or (jb = kb and ib != kb)", ("SD_row", "SD_col")),
+        Filter("ib != kb and jb != kb", Band(("ib", "jb"), False)),  # the rest: one task, in order
+    )))
+    schedule = schedules.from_spec("one-task rest", spec, 20, 8)
+    compiled = generate(schedule, dtype="float64")
+    assert "        relax_layers(a, 8 * c0, " in compiled.source  # called directly, not queued
+    matrix = as_dense(random_graph(20, 60, weights=(1, 9), seed=4), dtype="float64")
+    expected = nest_result(matrix)
+    compiled(matrix)
+    np.testing.assert_array_equal(matrix, expected)
+
+
+TWO_MEMBER_PARALLEL_BAND = (
+    '{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
+    '{ schedule: "[n] -> [{ S[k, i, j] -> [(k)] }]", child: '
+    '{ schedule: "[n] -> [{ S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]", permutable: 1, coincident: [ 1, 1 ] } } }')
+
+
+def test_only_the_outermost_loop_of_a_parallel_point_band_is_a_prange():
+    compiled = generate(schedules.from_tree(TWO_MEMBER_PARALLEL_BAND, 6), dtype="int32")
+    loops = [line.strip() for line in compiled.source.splitlines() if line.strip().startswith("for ")]
+    assert loops == ["for c0 in range(0, 5 + 1):", "for c1 in prange(0, 5 + 1):", "for c2 in range(0, 5 + 1):"]
+    assert compiled.target == "cpu"
+    assert {mark: (workers.label, sorted(workers.depths)) for mark, workers in compiled.workers.items()} == {
+        "parallel_0": ("prange loop 0", [1])}
+    tiled = generate(schedules.build("classic", 16, tile=8), dtype="int32")
+    assert {mark: workers.label for mark, workers in tiled.workers.items()} == {
+        "parallel_0": "run_tasks stage 0", "parallel_1": "run_tasks stage 1", "parallel_2": "run_tasks stage 2"}
+    matrix = as_dense(random_graph(6, 15, weights=(1, 9), seed=8), dtype="int32")
+    expected = nest_result(matrix)
+    compiled(matrix)
+    np.testing.assert_array_equal(matrix, expected)
+
+
+def test_point_trees_between_n_cubed_and_n_to_the_fourth_above_the_limit_are_still_analysed():
+    sequential = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
+                  '{ schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(j)] }]" } }')
+    assert generate(schedules.from_tree(sequential, 40), dtype="float32", predecessors=True).serial is False

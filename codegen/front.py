@@ -10,6 +10,7 @@ point by point. Either way the tree gets the stage view's marks plus a
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -54,6 +55,8 @@ class Front:
 
         A proof is kept on disk (next to the generated code) for the same tree, regions and
         checker source, so a new process that finds its code cached skips it too (0.3-3 s).
+        POLYFW_PROVE_ALWAYS=1 proves again anyway: mutation testing changes the checker's
+        behaviour without changing its files.
         """
         tile = self.tile if self.level == "tile" else 1
         unreported = sorted(parallel_marks(self.ast) - set(regions))
@@ -63,7 +66,7 @@ class Front:
         regions_text = sorted((mark, region.label, sorted(region.depths)) for mark, region in regions.items())
         key = hashlib.sha256(f"{_checker_source()}\n{self.tree.to_str()}\n{regions_text}\n{self.n} {tile}".encode())
         proof = cache_dir() / "proofs" / key.hexdigest()[:32]
-        if proof.exists():
+        if proof.exists() and os.environ.get("POLYFW_PROVE_ALWAYS") != "1":
             return
         check_emitted(self.tree, regions, self.n, tile, what)
         proof.parent.mkdir(exist_ok=True)

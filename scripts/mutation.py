@@ -100,7 +100,8 @@ def confirm(names: list[str], workers: int) -> dict[str, str]:
 
     found = json.loads(CONFIRMED.read_text()) if CONFIRMED.exists() else {}
     environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
-                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue"}
+                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue",
+                   "POLYFW_PROVE_ALWAYS": "1"}
 
     def run(name: str) -> tuple[str, str]:
         tests = mutmut("tests-for-mutant", name).split()
@@ -126,7 +127,8 @@ def mutmut(*arguments: str, check: bool = True) -> str:
     # mutmut forks a process per mutant from one that may have run parallel kernels: GNU OpenMP aborts
     # after a fork ("fork() called from a process already using GNU OpenMP"), Numba's workqueue does not
     environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
-                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue"}
+                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue",
+                   "POLYFW_PROVE_ALWAYS": "1"}
     done = subprocess.run([str(Path(sys.executable).parent / "mutmut"), *arguments], cwd=ROOT, env=environment,
                           capture_output=True, text=True)
     if check and done.returncode:

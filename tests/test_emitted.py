@@ -122,3 +122,26 @@ def test_a_region_written_without_a_record_is_refused():
     with pytest.raises(UnsafeCodeError, match=r"^refusing x: parallel region parallel_0 was written without a "
                                               r"record of what it runs at once"):
         front.check({}, "x")
+
+
+def test_a_proof_on_disk_is_reused_unless_proving_always_is_asked(monkeypatch, tmp_path):
+    """The checker's verdict on emitted code is kept on disk under its tree, regions, n and tile;
+    POLYFW_PROVE_ALWAYS=1 proves again (mutation testing changes the checker, not its files)."""
+    schedule = schedules.build("classic", 12, tile=4)
+    regions = generate(schedule, dtype="float32").workers
+    front = prepare(schedule)
+    proved = []
+    monkeypatch.setattr(codegen.front, "check_emitted", lambda *arguments: proved.append(arguments[2:4]))
+    monkeypatch.setenv("POLYFW_CACHE", str(tmp_path))
+    front.check(regions, "classic")
+    front.check(regions, "classic")
+    assert proved == [(12, 4)] and len(list((tmp_path / "proofs").iterdir())) == 1
+    other = {mark: Workers("another label", workers.depths) for mark, workers in regions.items()}
+    front.check(other, "classic")  # other regions: another proof
+    assert len(proved) == 2
+    monkeypatch.setenv("POLYFW_PROVE_ALWAYS", "1")
+    front.check(regions, "classic")
+    assert len(proved) == 3
+    point = prepare(schedules.build("naive", 5))
+    point.check(generate(schedules.build("naive", 5), dtype="float32").workers, "naive")
+    assert proved[-1] == (5, 1)  # point-level code is proved with tile 1

@@ -53,6 +53,8 @@ CASES = [
     # descending order: a negated schedule dimension
     ("{ S[i, j] : 0 <= i < 5 and 0 <= j < 4 }", "[{ S[i, j] -> [(-i)] }, { S[i, j] -> [(j - i)] }]",
      lambda p: (-p[1], p[2] - p[1])),
+    # a coordinate that is a function of another: an exact division in the statement's arguments
+    ("{ S[i, j] : 0 <= i < 8 and j = floor(i / 2) }", "[{ S[i, j] -> [(i)] }, { S[i, j] -> [(j)] }]", lambda p: p[1]),
     # a fixed value: the loop is written as an assignment
     ("{ S[i, j] : i = 4 and 0 <= j < 3 }", "[{ S[i, j] -> [(i)] }, { S[i, j] -> [(j)] }]", lambda p: p[2]),
     # a parametric bound, bound to a value by the caller

@@ -55,6 +55,11 @@ EQUIVALENT: dict[str, str] = {
         ((35,), "the enumerator lists each domain point once, so the count check cannot fail"),
     ) for number in numbers},
     "schedules.stages.x_stage_view__mutmut_61": "out has 7 columns: 4:8 is 4:7",
+    "schedules.legality.x__to_tiles__mutmut_2": "drops the '[n] ->' prefix for parametric n; the map's domain is "
+                                               "intersected with the parametric one, which adds n back",
+    "schedules.tree.x_to_point_tree__mutmut_10": "the same: pulling back a tree over [n] adds n to the map",
+    "codegen.front.xǁMarkStateǁleave__mutmut_3": "in_task is read only through before_task, which is False once "
+                                                 "the region is left",
     **{f"codegen.cpu.{name}": why for names, why in (
         (("xǁ_Writerǁhooks__mutmut_33", "xǁ_Writerǁhooks__mutmut_64"), "None for False: both falsy"),
         (("xǁ_Writerǁhooks__mutmut_44", "xǁ_Writerǁhooks__mutmut_48"),

@@ -1,6 +1,7 @@
 """Every family proved legal, scheduled exactly once, and right when run; the wrong variants refuted."""
 import dataclasses
 
+import islpy as isl
 import numpy as np
 import pytest
 
@@ -307,3 +308,50 @@ def test_each_child_of_a_set_without_a_parallel_band_is_one_task():
         first, second = view.tasks_of(stage)
         assert {tuple(u[1:]) for u in first.units} == {(stage, j) for j in range(3)}
         assert len(second.units) == 6 and all(u[1] != stage for u in second.units)
+
+
+def test_a_family_spec_takes_the_builders_defaults_and_refuses_bad_orders_by_name():
+    from schedules.families import family_spec
+
+    assert family_spec("generalized", 12, 4, kappa=2) == generalized_spec(2, "seed", reverse="descending")
+    assert family_spec("classic", 12, 4) == classic_spec(("I", "SD", "DD"))
+    for call, message in ((lambda: generalized_spec(2, step_order=("LeadBlock", "Rest")),
+                           "generalized step order must order LeadBlock, LeadRowCol; got LeadBlock, Rest"),
+                          (lambda: classic_spec(("I", "DD")), "classic stages must order I, SD, DD; got I, DD"),
+                          (lambda: family_spec("blocked", 12, 4), "unknown schedule family 'blocked'; available: "
+                                                                  "naive, classic, generalized, recursive")):
+        with pytest.raises(ValueError) as refused:
+            call()
+        assert str(refused.value) == message
+
+
+def test_a_filter_inside_a_filter_restricts_the_tile_layers_below_it():
+    from schedules import stage_view
+    from schedules.tree import Filter, Sequence_, build_tree
+
+    spec = Band(("kb",), False, Sequence_((Filter("ib = kb", Sequence_((Filter("jb >= kb", Mark("upper")),
+                                                                        Filter("jb < kb", Mark("lower"))))),
+                                           Filter("ib != kb", Filter("jb >= 0", Mark("rest"))))))
+    view = stage_view(build_tree(spec, 12, 4), 12, 4)
+    kinds = {view.kinds[k] for k in view.kind}
+    assert len(view.units) == 27 and kinds == {"upper", "lower", "rest"}
+    rest = [tuple(u) for u, k in zip(view.units.tolist(), view.kind) if view.kinds[k] == "rest"]
+    assert sorted(rest) == sorted((kb, ib, jb) for kb in range(3) for ib in range(3) for jb in range(3) if ib != kb)
+
+
+def test_a_parametric_family_tree_has_n_as_its_only_parameter():
+    for schedule in (build("classic", None, 4), build("generalized", None, 4, kappa=2)):
+        for tree in (schedule.tree, schedule.tile_tree):
+            space = tree.get_domain().get_space()
+            assert [space.get_dim_name(isl.dim_type.param, d) for d in range(space.dim(isl.dim_type.param))] == ["n"]
+
+
+def test_a_band_of_sequential_and_parallel_members_is_split_into_stages_and_tasks():
+    from schedules import stage_view
+
+    mixed = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
+             '{ schedule: "[n] -> [{ S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(i)] }]", coincident: [ 0, 1 ], child: '
+             '{ schedule: "[n] -> [{ S[k, i, j] -> [(j)] }]" } } }')
+    view = stage_view(from_tree(mixed, 4).tree, 4, 1)
+    assert view.n_stages == 4 and view.n_tasks == 16
+    assert all(len(task.units) == 4 for stage in range(4) for task in view.tasks_of(stage))

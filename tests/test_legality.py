@@ -208,3 +208,17 @@ def test_a_point_level_witness_for_every_n_carries_its_model_n_and_the_trees_tim
         concrete = from_tree(rows_first, violation.params["n"]).as_schedule_map()
         times = {p[:3]: p[3:] for p in enumerate_points(concrete.map.wrap())}
         assert violation.source_time == times[violation.source] and violation.sink_time == times[violation.sink]
+
+
+def test_the_relaxed_model_refuses_a_semiring_it_does_not_hold_for_and_names_the_schedule():
+    from schedules import build
+    from tiling.semirings import UnsupportedSemiringError
+
+    classic = build("classic", 8, 4)
+    for call in (lambda: check(classic, "relaxed", "plus-times"), lambda: find_violations(classic, "relaxed", "plus-times")):
+        with pytest.raises(UnsupportedSemiringError):
+            call()
+    assert find_violations(classic, "exact", "plus-times")  # the exact model holds for every semiring
+    with pytest.raises(IllegalScheduleError) as refused:
+        check(classic, "exact")
+    assert refused.value.schedule_name == "classic(n=8, tile=4)" and refused.value.model == "exact"

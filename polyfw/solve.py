@@ -118,8 +118,13 @@ def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, di
         return "classic", {"tile": DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])}
     for up_to, family, params in rows:
         if n <= up_to:
-            return family, dict(params)
-    return rows[-1][1], dict(rows[-1][2])
+            return family, _hashable(params)
+    return rows[-1][1], _hashable(rows[-1][2])
+
+
+def _hashable(params: dict[str, Any]) -> dict[str, Any]:
+    """A table entry's parameters with orders as tuples (a JSON table may hold them as lists)."""
+    return {name: tuple(value) if isinstance(value, list) else value for name, value in params.items()}
 
 
 #: the tuning table's dataflow entries apply from this many blocks a side: below it a layer has

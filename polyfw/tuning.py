@@ -28,6 +28,13 @@ def tuning_table() -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def as_text_values(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters as the table keeps them: an order as its 'a-b-c' text (JSON has no tuples, and
+    solve needs hashable values); the declarations parse it back by type."""
+    return {name: "-".join(map(str, value)) if isinstance(value, (tuple, list)) else value
+            for name, value in params.items()}
+
+
 def merge_winner(entries: list[list], n: int, family: str, params: dict[str, Any]) -> list[list]:
     """`entries` with the winner for n in place of the entry for that n; the winner at the largest
     measured n also stands for every larger n."""
@@ -49,6 +56,6 @@ def write_winner(n: int, dtype: str, target: str, family: str, params: dict[str,
         rows = here.setdefault("cpu", {})
     else:
         rows = table.setdefault(target, {})
-    rows[dtype] = merge_winner(rows.get(dtype, []), n, family, params)
+    rows[dtype] = merge_winner(rows.get(dtype, []), n, family, as_text_values(params))
     path.write_text(json.dumps(table, indent=2) + "\n")
     return path

@@ -197,3 +197,32 @@ def test_every_measured_record_is_exact_against_the_naive_kernel():
     floyd_warshall_nest(reference)
     assert np.array_equal(reference, problem.expected)
     assert math.isinf(problem.matrix.max())
+
+
+def test_the_cuda_simulator_is_a_target_of_the_same_exploration(tmp_path):
+    """cudasim runs the cuda target's kernels (tiny n): its run axis is the DD method."""
+    space = Space(6, target="cudasim", families=("classic",), values={"tile": [3], "stages": ["I-SD-DD"]})
+    assert {dict(c.options)["method"] for c in space} == {"A", "B"}
+    found = explore(space, "exhaustive", repeats=1, progress=False)
+    assert [r.status for r in found.records] == ["measured", "measured"]
+    assert {r.target for r in found.records} == {"cudasim"}
+
+
+def test_a_winner_with_orders_is_kept_as_text_and_solve_builds_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
+    winner = {"tile": 8, "kappa": 2, "variant": "seed", "reverse": "ascending",
+              "step_order": ("LeadBlock", "LeadRowCol"), "part_order": ("forward", "reverse", "rest")}
+    write_winner(32, "float32", "cpu", "generalized", winner, cpu_key(), "a CPU")
+    stored = tuning_table()["by_cpu"][cpu_key()]["cpu"]["float32"][0][2]
+    assert stored["step_order"] == "LeadBlock-LeadRowCol" and stored["part_order"] == "forward-reverse-rest"
+    schedule = resolve_schedule("auto", 32, "float32")
+    assert schedule.name == ("generalized(n=32, tile=8, kappa=2, variant=seed, part_order=forward-reverse-rest, "
+                             "step_order=LeadBlock-LeadRowCol, reverse=ascending)")
+    matrix = np.random.default_rng(0).integers(1, 9, (32, 32)).astype(np.float32)
+    from polyfw import solve
+    from codegen import floyd_warshall_nest
+
+    expected = matrix.copy()
+    np.fill_diagonal(expected, 0)
+    floyd_warshall_nest(expected)
+    assert np.array_equal(solve(matrix, dtype="float32"), expected)

@@ -199,9 +199,10 @@ def test_a_point_level_witness_for_every_n_carries_its_model_n_and_the_trees_tim
     times are the tree's own times of those points at that n."""
     from schedules import from_tree
 
-    # i outermost: row i runs every layer before row i + 1, so row 0 reads a[1, k] too early
+    # rows outermost, the last row first: each row runs every layer before the row above it, so
+    # a row reads a[k, j] of rows not updated yet (the times depend on n: n - i)
     rows_first = ('{ domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }", child: '
-                  '{ schedule: "[n] -> [{ S[k, i, j] -> [(i)] }, { S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(j)] }]" } }')
+                  '{ schedule: "[n] -> [{ S[k, i, j] -> [(n - i)] }, { S[k, i, j] -> [(k)] }, { S[k, i, j] -> [(j)] }]" } }')
     found = find_violations(from_tree(rows_first), "relaxed")
     assert found and all(v.model == "relaxed" and set(v.params) == {"n"} for v in found)
     for violation in found:

@@ -104,7 +104,7 @@ def unchecked(module: str) -> list[str]:
 CONFIRMED = ROOT / "mutants" / "confirmed.json"
 
 
-def confirm(names: list[str], workers: int) -> dict[str, str]:
+def confirm(names: list[str], workers: int, tests: list[str] | None = None) -> dict[str, str]:
     """Run each mutant's covering tests in a fresh `python -m pytest` process (no fork server, no
     state carried from another run) and record 'killed' or 'survived' in mutants/confirmed.json.
     mutmut's forked runs reported survivors that a fresh process kills; this is the arbiter."""
@@ -116,8 +116,8 @@ def confirm(names: list[str], workers: int) -> dict[str, str]:
                    "POLYFW_PROVE_ALWAYS": "1"}
 
     def run(name: str) -> tuple[str, str]:
-        tests = mutmut("tests-for-mutant", name).split()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+        covering = tests or mutmut("tests-for-mutant", name).split()
+        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *covering],
                               cwd=ROOT / "mutants", env={**environment, "MUTANT_UNDER_TEST": name},
                               capture_output=True, text=True)
         return name, "survived" if done.returncode == 0 else "killed"
@@ -218,6 +218,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="--sample's random seed")
     parser.add_argument("--survivors", action="store_true", help="run the surviving mutants again")
     parser.add_argument("--confirm", action="store_true", help="run each survivor in a fresh pytest process")
+    parser.add_argument("--confirm-tests", nargs="+", default=None, metavar="TEST",
+                        help="--confirm with these tests (files or node ids) instead of mutmut's map, e.g. for "
+                             "tests added after its last stats run")
     args = parser.parse_args()
     children = ("--max-children", str(args.max_children))
     if args.sample is not None:
@@ -231,7 +234,7 @@ def main() -> None:
     elif args.survivors:
         mutmut("run", *children, *survivors(), check=False)
     elif args.confirm:
-        confirm(survivors(), args.max_children)
+        confirm(survivors(), args.max_children, args.confirm_tests)
     elif not args.report_only:
         patterns = [module.removesuffix(".py").replace("/", ".") + ".*" for module in args.modules or []]
         mutmut("run", *children, *patterns, check=False)

@@ -36,13 +36,18 @@ class Row:
     model_writebacks_saved: int | None = None
 
 
-def median_seconds(run: Callable[[], object], repeats: int) -> float:
+def run_times(run: Callable[[], object], repeats: int) -> list[float]:
+    """Seconds of each of `repeats` calls of `run`."""
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
         run()
         times.append(time.perf_counter() - started)
-    return float(np.median(times))
+    return times
+
+
+def median_seconds(run: Callable[[], object], repeats: int) -> float:
+    return float(np.median(run_times(run, repeats)))
 
 
 def _progress(done: int, total: int, label: str) -> None:

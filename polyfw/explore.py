@@ -28,6 +28,7 @@ from schedules import IllegalScheduleError, Schedule, build, check, cost
 from schedules.predict import MachineRates, predicted_seconds
 from tiling.graphs import as_dense, random_graph
 
+from .compare import run_times
 from .solve import padded_stride
 from .space import Candidate, Space, label
 from .store import Record, Store
@@ -96,15 +97,6 @@ def model_figures(schedule: Schedule, candidate: Candidate, dtype: str, rates: M
     return figures
 
 
-def _median_seconds(run: Callable[[], object], repeats: int) -> list[float]:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return times
-
-
 def measure(candidate: Candidate, problem: Problem, target: str, repeats: int, rates: MachineRates,
             machine_key: str, description: dict[str, Any], origin: str = "family",
             schedule: Schedule | None = None) -> Record:
@@ -141,7 +133,7 @@ def measure(candidate: Candidate, problem: Problem, target: str, repeats: int, r
         record.note = (f"proved legal but a[{wrong[0]}, {wrong[1]}] = {buffer[wrong[0], wrong[1]]}, expected "
                        f"{problem.expected[wrong[0], wrong[1]]}")
         return record
-    record.times = _median_seconds(run, repeats)
+    record.times = run_times(run, repeats)
     record.seconds = float(np.median(record.times))
     record.status = "measured"
     return record

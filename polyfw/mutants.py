@@ -18,13 +18,13 @@ import numpy as np
 
 from codegen import floyd_warshall_naive, generate
 from schedules.cost import tile_view
-from schedules.families import build, family_spec, from_spec
+from schedules.families import family_spec, from_spec
 from schedules.mutate import Mutant, mutants, order_signature
 from schedules.parameters import FAMILY_PARAMETERS
 from schedules.schedule import Schedule
 from tiling.graphs import as_dense, random_graph
 
-from .explore import Problem, machine, machine_rates, measure, refusal_of
+from .explore import Problem, build_candidate, machine, machine_rates, measure, refusal_of
 from .space import Candidate, Space
 from .store import Record, Store
 
@@ -61,9 +61,7 @@ def family_signatures(n: int, tile: int) -> dict[str, str]:
     families = tuple(f for f in FAMILY_PARAMETERS if f != "naive")
     found: dict[str, str] = {}
     for candidate in Space(n, families=families, values={"tile": [tile]}, run_axes=()):
-        params = candidate.param_dict()
-        schedule = build(candidate.family, n, None if candidate.family == "recursive" else params.pop("tile"), **params)
-        found.setdefault(order_signature(tile_view(schedule)), candidate.key)
+        found.setdefault(order_signature(tile_view(build_candidate(candidate, n))), candidate.key)
     return found
 
 
@@ -81,7 +79,7 @@ def probe_inputs(n: int = PROBE_N) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_TILE) -> MutantVerdict:
     """Prove the mutant; if legal, run it on the probe inputs and place its order among the families'."""
-    schedule = from_spec(f"mutant[{mutant.description}]", mutant.spec, n, tile, {"of": base.key})
+    schedule = mutant_schedule(base, mutant, n, tile)
     refusal = refusal_of(schedule)
     if refusal is not None:
         return MutantVerdict(base.key, mutant.description, "illegal", note=refusal)
@@ -102,12 +100,14 @@ def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_T
     return MutantVerdict(base.key, mutant.description, "exact", signature, same_as)
 
 
-def mutant_schedules(base: Candidate, n: int, tile: int) -> list[tuple[Mutant, Schedule]]:
-    """The base family's mutants, as schedules for another n and tile (to time a novel one there)."""
-    params = base.param_dict()
-    params.pop("tile", None), params.pop("base", None)
-    spec = family_spec(base.family, n, tile, **params)
-    return [(m, from_spec(f"mutant[{m.description}]", m.spec, n, tile, {"of": base.key})) for m in mutants(spec)]
+def base_mutants(base: Candidate, n: int, tile: int) -> list[Mutant]:
+    """Every single mutation of the base family's tree, built for this n and tile."""
+    params = {name: value for name, value in base.params if name not in ("tile", "base")}
+    return mutants(family_spec(base.family, n, tile, **params))
+
+
+def mutant_schedule(base: Candidate, mutant: Mutant, n: int, tile: int) -> Schedule:
+    return from_spec(f"mutant[{mutant.description}]", mutant.spec, n, tile, {"of": base.key})
 
 
 def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int, target: str = "cpu",
@@ -125,14 +125,13 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
         base = bases[verdict.base]
         size = "base" if base.family == "recursive" else "tile"
         params = tuple((k, tile if k == size else v) for k, v in base.params)
-        for mutant, schedule in mutant_schedules(base, problem.n, tile):
-            if mutant.description == verdict.description:
-                candidate = Candidate(f"mutant[{verdict.description}] of {base.family}", params)
-                record = measure(candidate, problem, target, repeats, rates, machine_key, description, "mutant",
-                                 schedule)
-                records.append(record)
-                if store is not None:
-                    store.put(record)
+        mutant = next(m for m in base_mutants(base, problem.n, tile) if m.description == verdict.description)
+        candidate = Candidate(f"mutant[{verdict.description}] of {base.family}", params)
+        record = measure(candidate, problem, target, repeats, rates, machine_key, description, "mutant",
+                         mutant_schedule(base, mutant, problem.n, tile))
+        records.append(record)
+        if store is not None:
+            store.put(record)
     return records
 
 
@@ -141,9 +140,7 @@ def explore_mutants(bases: Sequence[Candidate] = BASES, n: int = PROBE_N, tile: 
     """Every single mutation of each base family's tree, judged (see `judge`)."""
     verdicts = []
     for base in bases:
-        params = base.param_dict()
-        params.pop("tile", None), params.pop("base", None)
-        for mutant in mutants(family_spec(base.family, n, tile, **params)):
+        for mutant in base_mutants(base, n, tile):
             verdicts.append(judge(base, mutant, n, tile))
             if progress:
                 print(f"\r{len(verdicts)} mutants judged", end="", flush=True)

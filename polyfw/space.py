@@ -81,7 +81,7 @@ def label(key: str) -> str:
     return f"{family}:{','.join(shown)}"
 
 
-def _run_axis_values(target: str, name: str, dtype: str) -> list[Any]:
+def _run_axis_values(target: str, name: str) -> list[Any]:
     if name == "runtime":
         return list(RUNTIMES)
     if name == "method":
@@ -135,7 +135,7 @@ class Space:
                 if p.name not in ("tile", "base")}
 
     def option_axes(self) -> dict[str, list[Any]]:
-        return {name: list(self.values.get(name, _run_axis_values(self.target, name, self.dtype)))
+        return {name: list(self.values.get(name, _run_axis_values(self.target, name)))
                 for name in self.run_axes}
 
     def __iter__(self) -> Iterator[Candidate]:

@@ -102,6 +102,11 @@ def unchecked(module: str) -> list[str]:
 
 
 CONFIRMED = ROOT / "mutants" / "confirmed.json"
+#: every test run of a mutant: mutmut forks a process per mutant from one that may have run parallel
+#: kernels, and GNU OpenMP aborts after a fork where Numba's workqueue does not; proofs kept on disk
+#: are proved again (the checker's behaviour changes, its files do not)
+ENVIRONMENT = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
+               "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue", "POLYFW_PROVE_ALWAYS": "1"}
 
 
 def confirm(names: list[str], workers: int, tests: list[str] | None = None) -> dict[str, str]:
@@ -111,14 +116,11 @@ def confirm(names: list[str], workers: int, tests: list[str] | None = None) -> d
     from concurrent.futures import ThreadPoolExecutor
 
     found = json.loads(CONFIRMED.read_text()) if CONFIRMED.exists() else {}
-    environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
-                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue",
-                   "POLYFW_PROVE_ALWAYS": "1"}
 
     def run(name: str) -> tuple[str, str]:
         covering = tests or mutmut("tests-for-mutant", name).split()
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *covering],
-                              cwd=ROOT / "mutants", env={**environment, "MUTANT_UNDER_TEST": name},
+                              cwd=ROOT / "mutants", env={**ENVIRONMENT, "MUTANT_UNDER_TEST": name},
                               capture_output=True, text=True)
         return name, "survived" if done.returncode == 0 else "killed"
 
@@ -136,12 +138,7 @@ def modules() -> list[str]:
 
 
 def mutmut(*arguments: str, check: bool = True) -> str:
-    # mutmut forks a process per mutant from one that may have run parallel kernels: GNU OpenMP aborts
-    # after a fork ("fork() called from a process already using GNU OpenMP"), Numba's workqueue does not
-    environment = {**os.environ, "OMP_WAIT_POLICY": "passive", "POLYFW_REGISTER_BLOCK": "default",
-                   "NUMBA_ENABLE_CUDASIM": "1", "NUMBA_THREADING_LAYER": "workqueue",
-                   "POLYFW_PROVE_ALWAYS": "1"}
-    done = subprocess.run([str(Path(sys.executable).parent / "mutmut"), *arguments], cwd=ROOT, env=environment,
+    done = subprocess.run([str(Path(sys.executable).parent / "mutmut"), *arguments], cwd=ROOT, env=ENVIRONMENT,
                           capture_output=True, text=True)
     if check and done.returncode:
         raise SystemExit(f"mutmut {' '.join(arguments)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")

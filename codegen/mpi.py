@@ -574,7 +574,8 @@ class CompiledMPI:
         return negative
 
 
-def _threads_per_rank(comm) -> int:
+def threads_per_rank(comm) -> int:
+    """Each process's default threads: the node's cores shared among the processes on it."""
     from mpi4py import MPI
 
     on_this_node = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()
@@ -610,6 +611,6 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
                 run_batch.compile(f"void({matrix}{pred}, int64[::1], int64[:, ::1])")
                 run_batch.disable_compile()
         comm.Barrier()
-    process = MPIRun(schedule, plan, options, run_batch, comm, threads or _threads_per_rank(comm), skip_inf,
+    process = MPIRun(schedule, plan, options, run_batch, comm, threads or threads_per_rank(comm), skip_inf,
                      unreachable_from)
     return CompiledMPI(schedule.name, process, source, time.perf_counter() - started)

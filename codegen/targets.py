@@ -49,6 +49,13 @@ class Target:
     #: 'module:function' of the builder, imported on first use
     builder: str
 
+    def read_options(self, given: dict[str, Any]) -> dict[str, Any]:
+        """`given` with its text values read by each option's parser ('2x2' -> (2, 2), 'false' ->
+        False), so that options written as text (a schedule key, a command line) reach the builder typed."""
+        parsers = {option.name: option.parse for option in self.options}
+        return {name: parsers[name](value) if isinstance(value, str) and name in parsers else value
+                for name, value in given.items()}
+
     def build(self, schedule: Schedule, dtype: str, semiring: str, **options):
         module, function = self.builder.split(":")
         return getattr(importlib.import_module(module), function)(schedule, self.name, dtype, semiring, **options)

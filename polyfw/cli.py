@@ -62,7 +62,7 @@ def _solve_distributed(args: argparse.Namespace) -> int:
         result = solve_distributed(
             args.input, schedule=args.schedule, tile=args.tile, kappa=args.kappa, dtype=args.dtype,
             directed=not args.undirected, predecessors=args.predecessors is not None, grid=args.grid,
-            placement=args.placement, lookahead=not args.no_lookahead, skip_inf=not args.no_skip_inf,
+            placement=args.placement, lookahead=False if args.no_lookahead else None, skip_inf=not args.no_skip_inf,
             threads=args.threads, output=args.output, predecessors_output=args.predecessors)
     except Exception as error:
         if comm.Get_rank() != 0 and getattr(error, "collective", False):
@@ -88,7 +88,8 @@ def _cmd_mpi_info(args: argparse.Namespace) -> int:
 
     comm = world()
     size, rank = comm.Get_size(), comm.Get_rank()
-    grid = grid_for(size, args.placement) if args.grid is None else Grid(*args.grid, args.placement)
+    placement = args.placement or "block-cyclic"
+    grid = grid_for(size, placement) if args.grid is None else Grid(*args.grid, placement)
     hosts = comm.gather(socket.gethostname(), root=0)
     if rank != 0:
         return 0
@@ -202,9 +203,10 @@ def _axis(text: str) -> tuple[str, list[str]]:
     return name.strip(), [v.strip() for v in values.split(",") if v.strip()]
 
 
-def _explore_mutants(args: argparse.Namespace, best, store_path: str) -> bool:
-    """Judge every single mutation of the families' trees; time the novel legal orders at --n.
-    Returns whether any mutant was proved legal yet gave wrong distances (a checker bug)."""
+def _explore_mutants(args: argparse.Namespace, best, options: tuple, store_path: str, runner) -> bool:
+    """Judge every single mutation of the families' trees; time the novel legal orders at --n, run
+    as the best candidate runs. Returns whether any mutant was proved legal yet gave wrong
+    distances (a checker bug)."""
     from .explore import Problem
     from .mutants import explore_mutants, measure_novel, summary
     from .space import label
@@ -214,8 +216,8 @@ def _explore_mutants(args: argparse.Namespace, best, store_path: str) -> bool:
     print(summary(verdicts))
     tile = min((best.params.get("tile") or best.params.get("base")) if best else 128, args.n)
     with Store(store_path) as store:
-        records = measure_novel(verdicts, Problem.random(args.n, args.dtype, args.seed), tile, args.target,
-                                args.repeats, store)
+        records = measure_novel(verdicts, Problem.random(args.n, args.dtype, args.seed), tile, runner,
+                                args.repeats, store, options)
     for record in records:
         timing = f"{record.seconds:.4f} s" if record.seconds else record.note
         print(f"novel order at n = {args.n}, tile {tile}: {label(record.key)}: {record.status}, {timing}"
@@ -224,28 +226,49 @@ def _explore_mutants(args: argparse.Namespace, best, store_path: str) -> bool:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
+    """On the mpi target every rank starts here: rank 0 explores, the others serve its runs."""
+    if args.target != "mpi":
+        from .explore import RunHere
+
+        return _explore(args, RunHere(args.target))
+    from .explore_mpi import Team, serve
+
+    team = Team()
+    if team.rank != 0:
+        serve(team.comm)
+        return 0
+    try:
+        return _explore(args, team)
+    finally:
+        team.close()
+
+
+def _explore(args: argparse.Namespace, runner) -> int:
     from .explore import explore, table
     from .explore_plots import plot_exploration
-    from .space import Space
+    from .space import RUN_AXES, Space
     from .store import Store
     from .tuning import write_winner
 
     values = {name: [int(v) if v.lstrip("-").isdigit() else v for v in given] for name, given in args.axis}
     if args.register_blocks:
         values.setdefault("register_block", [tuple(map(int, v.split("x"))) for v in args.register_blocks])
-    run_axes = None if not args.register_blocks else ("runtime", "register_block")
-    space = Space(args.n, args.dtype, args.target, tuple(args.families.split(",")), values, run_axes)
+    run_axes = None if not args.register_blocks else (*RUN_AXES[args.target], "register_block")
+    space = Space(args.n, args.dtype, args.target, tuple(args.families.split(",")), values, run_axes,
+                  getattr(runner, "processes", 1))
     ceiling = None
-    if args.ceiling and args.target == "cpu":
+    if args.ceiling and args.target in ("cpu", "mpi"):
         from .ceiling import measure
 
         ceiling = measure([args.dtype])[args.dtype]["best"]  # 0.2 s x 3 a shape: shorter ones read low
         print(f"independent min-plus ceiling ({args.dtype}): {ceiling / 1e9:.1f} G relaxations/s")
+    where = f", {space.processes} MPI processes x {runner.threads} threads" if args.target == "mpi" else ""
     print(f"space: {len(space)} candidates; strategy {args.strategy}; budget "
-          f"{'none' if args.budget is None else f'{args.budget:g} s'}; n = {args.n}, {args.dtype}, {args.target}")
+          f"{'none' if args.budget is None else f'{args.budget:g} s'}; n = {args.n}, {args.dtype}, {args.target}"
+          f"{where}")
     with Store(args.store) as store:
         found = explore(space, args.strategy, args.budget, args.max_candidates, store, args.repeats, args.rerun,
-                        args.seed, args.top, ceiling)
+                        args.seed, args.top, ceiling, runner=runner)
         print(table(found.records))
         quality = found.quality()
         print(f"{len(found.measured)} measured, {found.skipped} from the store, in {found.elapsed:.0f} s")
@@ -261,7 +284,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     if args.plot and found.measured:
         print(f"wrote {plot_exploration(found.records, args.plot, f'n = {args.n}, {args.dtype}, {args.target}')}")
     if args.mutate:
-        wrong = _explore_mutants(args, best, store_path=args.store)
+        options = found.candidates[best.key].options if best else ()
+        wrong = _explore_mutants(args, best, options, args.store, runner)
         if wrong:
             return 1
     if args.tune and best is not None:
@@ -465,8 +489,9 @@ def _pair_of_ints(text: str) -> tuple[int, int]:
 def _mpi_layout_options(parser) -> None:
     parser.add_argument("--grid", type=_pair_of_ints, default=None,
                         help="PRxPC processes (default: the squarest grid for the number started)")
-    parser.add_argument("--placement", default="block-cyclic", choices=("block-cyclic", "strips"),
-                        help="block-cyclic: block (i, j) on process (i mod pr, j mod pc); strips: contiguous block rows")
+    parser.add_argument("--placement", default=None, choices=("block-cyclic", "strips"),
+                        help="block-cyclic (default): block (i, j) on process (i mod pr, j mod pc); strips: "
+                             "contiguous block rows")
     parser.add_argument("--no-lookahead", action="store_true",
                         help="run the tile-layers in the schedule's order, without computing the next pivot "
                              "row and column first")
@@ -570,8 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
         "explore", help="search the schedule space: prove, verify and time candidates, store them, rate the model")
     exploration.add_argument("--n", type=int, default=2048, help="problem size (a random graph, 4n arcs)")
     exploration.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
-    exploration.add_argument("--target", default="cpu", choices=("cpu", "cudasim", "cuda"),
-                             help="cudasim needs NUMBA_ENABLE_CUDASIM=1 and a tiny n")
+    exploration.add_argument("--target", default="cpu", choices=("cpu", "cudasim", "cuda", "mpi"),
+                             help="cudasim needs NUMBA_ENABLE_CUDASIM=1 and a tiny n; mpi: run under "
+                                  "mpiexec -n P (rank 0 searches, every rank runs each candidate)")
     exploration.add_argument("--strategy", default="model", choices=("exhaustive", "random", "model"),
                              help="model: rank by the cost model, measure the top, refine around the best")
     exploration.add_argument("--budget", type=_budget_seconds, default=None, help="time budget, e.g. 300s or 5m")

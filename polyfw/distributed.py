@@ -22,7 +22,7 @@ from schedules.schedule import Schedule
 from tiling.graphs import INT32_INF, GraphInputError, as_dense, read_graph, resolve_dtype
 
 from .errors import NegativeCycleError
-from .solve import NO_PREDECESSOR, resolve_schedule
+from .solve import NO_PREDECESSOR, resolve_schedule, run_settings
 
 _ERRORS = {"GraphInputError": GraphInputError, "ValueError": ValueError, "FileNotFoundError": FileNotFoundError}
 
@@ -152,6 +152,18 @@ def _save(compiled: CompiledMPI, local: np.ndarray, path: str) -> None:
     comm.Barrier()
 
 
+def _layout(schedule: str | Schedule, n: int, dtype_name: str, processes: int, grid: tuple[int, int] | None,
+            placement: str | None, lookahead: bool | None) -> tuple[tuple[int, int] | None, str, bool]:
+    """The grid, placement and lookahead to run with: the caller's, else the schedule's settings.
+    A grid and placement from the settings are taken together, and only where the caller chose
+    neither and the grid has as many processes as the world."""
+    settings = run_settings(schedule, n, dtype_name, "mpi")
+    fits = "grid" not in settings or settings["grid"][0] * settings["grid"][1] == processes
+    if grid is None and placement is None and fits:
+        grid, placement = settings.get("grid"), settings.get("placement")
+    return grid, placement or "block-cyclic", settings.get("lookahead", True) if lookahead is None else lookahead
+
+
 def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: int | None = None,
                       kappa: int | None = None, dtype=None, directed: bool = True, weight: str = "weight",
                       predecessors: bool = False, grid: tuple[int, int] | None = None,
@@ -163,8 +175,11 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
     graph: on rank 0, anything polyfw.solve takes; or, on every rank, the path of an n x n
     .npy weight matrix (np.inf or INT32_INF: no edge), which each process reads its own
     blocks of. output / predecessors_output: .npy paths every process writes its blocks
-    into; without them the result is gathered on rank 0. Conventions as in polyfw.solve;
-    raises NegativeCycleError on every rank when there is a negative cycle.
+    into; without them the result is gathered on rank 0. grid, placement, lookahead: those
+    given, else the schedule text's ('classic:tile=64,grid=2x2,lookahead=false') or, for
+    'auto', the tuning table's (polyfw explore --target mpi --tune), else the squarest
+    block-cyclic grid with lookahead. Conventions as in polyfw.solve; raises
+    NegativeCycleError on every rank when there is a negative cycle.
     """
     comm = world()
     rank = comm.Get_rank()
@@ -183,7 +198,8 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
         matrix, lightest = None, 0.0
     else:
         matrix, n, lightest = _read_on_root(comm, graph, dtype_name, directed, weight)
-    chosen = resolve_schedule(schedule, n, dtype_name, "cpu", tile, kappa)
+    chosen = resolve_schedule(schedule, n, dtype_name, "mpi", tile, kappa)
+    grid, placement, lookahead = _layout(schedule, n, dtype_name, comm.Get_size(), grid, placement, lookahead)
     started = time.perf_counter()
     compiled = generate(chosen, target="mpi", dtype=dtype_name, grid=grid, placement=placement,
                         lookahead=lookahead, skip_inf=skip_inf, threads=threads, predecessors=predecessors)

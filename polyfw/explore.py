@@ -10,10 +10,11 @@ the best measured one through its neighbours, again in the model's order).
 """
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +24,10 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from codegen import floyd_warshall_naive, generate
+from codegen.targets import TARGETS
 from codegen.register_blocks import cached_choice, cpu_description, cpu_key
 from schedules import IllegalScheduleError, Schedule, build, check, cost
+from schedules.distribute import Grid, Network
 from schedules.predict import MachineRates, predicted_seconds
 from tiling.graphs import as_dense, random_graph
 
@@ -54,9 +57,12 @@ class Problem:
         return cls(n, dtype, matrix, expected)
 
 
-def machine(dtype: str, ceiling: float | None = None) -> tuple[str, dict[str, Any]]:
-    """This machine's key in the store and what a reader of a record needs to know of it."""
-    description = {**cpu_description(), "threads": numba.get_num_threads()}
+def machine(dtype: str, ceiling: float | None = None, runner: Any = None) -> tuple[str, dict[str, Any]]:
+    """This machine's key in the store and what a reader of a record needs to know of it: the CPU,
+    the threads each process runs, the processes (mpi) and the ceiling."""
+    description = {**cpu_description(), "threads": getattr(runner, "threads", numba.get_num_threads())}
+    if getattr(runner, "processes", 1) > 1:
+        description["processes"] = runner.processes
     if ceiling is not None:
         description[f"ceiling_{dtype}"] = ceiling
     return cpu_key(), description
@@ -79,6 +85,11 @@ def build_candidate(candidate: Candidate, n: int) -> Schedule:
     return build(candidate.family, n, tile, **given)
 
 
+#: how every rank of a run obtains the schedule: a picklable call with no arguments (the MPI
+#: target sends it to the other ranks, which build the same schedule themselves)
+Recipe = Callable[[], Schedule]
+
+
 @lru_cache(maxsize=4096)
 def proved(family: str, params: tuple[tuple[str, Any], ...], n: int) -> tuple[Schedule, str | None]:
     """The schedule of a family's parameters and the checker's verdict: None when proved legal,
@@ -87,62 +98,131 @@ def proved(family: str, params: tuple[tuple[str, Any], ...], n: int) -> tuple[Sc
     return schedule, refusal_of(schedule)
 
 
-def model_figures(schedule: Schedule, candidate: Candidate, dtype: str, rates: MachineRates) -> dict[str, Any]:
-    """The cost model's report for the candidate as run (its runtime, on this machine's threads),
-    with its predicted seconds."""
-    runtime = candidate.option_dict().get("runtime", "barrier")
-    report = cost(schedule, procs=numba.get_num_threads(), runtime="dataflow" if runtime == "dataflow" else "barrier")
-    figures = {key: value for key, value in report.as_dict().items() if isinstance(value, (int, float))}
-    figures["predicted_seconds"] = predicted_seconds(report, np.dtype(dtype).itemsize, rates)
-    return figures
+@dataclass(frozen=True)
+class Model:
+    """The cost model as an exploration asks it: this machine's rates, the target, and the threads
+    each process runs (numba's on the cpu; each MPI process's on the mpi target)."""
+
+    rates: MachineRates = MachineRates()
+    target: str = "cpu"
+    threads: int = 1
+
+    def figures(self, schedule: Schedule, candidate: Candidate, dtype: str) -> dict[str, Any]:
+        """The cost report's numbers for the candidate as it runs, with its predicted seconds."""
+        options = candidate.option_dict()
+        itemsize = np.dtype(dtype).itemsize
+        if self.target == "mpi":
+            return self._on_a_grid(schedule, options, itemsize)
+        runtime = "dataflow" if str(options.get("runtime", "barrier")).startswith("dataflow") else "barrier"
+        report = cost(schedule, procs=self.threads, runtime=runtime)
+        figures = _numbers(report.as_dict())
+        figures["predicted_seconds"] = predicted_seconds(report, itemsize, self.rates)
+        return figures
+
+    def _on_a_grid(self, schedule: Schedule, options: dict[str, Any], itemsize: int) -> dict[str, Any]:
+        """The alpha-beta replay of the distributed plan (schedules.network) on the candidate's grid."""
+        read = TARGETS["mpi"].read_options(options)
+        grid = Grid(*read["grid"], read.get("placement", "block-cyclic"))
+        network = Network(rate=self.rates.relaxations_per_second * self.threads, itemsize=itemsize)
+        report = cost(schedule, procs=grid.size * self.threads, grid=grid, network=network)
+        spread = report.distributed
+        replay = spread["lookahead" if read.get("lookahead", True) else "in order"]
+        figures = _numbers(report.as_dict())
+        figures.update(messages_sent=max(spread["messages_sent"]), bytes_sent=max(spread["bytes_sent"]),
+                       efficiency=replay["efficiency"], predicted_seconds=replay["makespan"])
+        return figures
 
 
-def measure(candidate: Candidate, problem: Problem, target: str, repeats: int, rates: MachineRates,
+def _numbers(report: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in report.items() if isinstance(value, (int, float))}
+
+
+@dataclass
+class Outcome:
+    """What running a proved candidate gave: 'measured' with its times, else 'wrong' or 'failed'
+    with a note."""
+
+    status: str
+    note: str = ""
+    times: list[float] = field(default_factory=list)
+    compile_seconds: float | None = None
+
+
+def first_difference(found: np.ndarray, expected: np.ndarray) -> str:
+    """'' when equal, else the first differing element explained."""
+    if np.array_equal(found, expected):
+        return ""
+    i, j = np.argwhere(found != expected)[0]
+    return f"proved legal but a[{i}, {j}] = {found[i, j]}, expected {expected[i, j]}"
+
+
+class RunHere:
+    """Runs candidates in this process: every target but mpi (polyfw.explore_mpi's Team)."""
+
+    def __init__(self, target: str = "cpu"):
+        self.target, self.threads = target, numba.get_num_threads()
+
+    def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
+                 repeats: int) -> Outcome:
+        n = problem.n
+        try:
+            compiled = generate(schedule, target=self.target, dtype=problem.dtype,
+                                **TARGETS[self.target].read_options(candidate.option_dict()))
+        except Exception as error:  # a generator that cannot serve a proved schedule is reported, not hidden
+            return Outcome("failed", f"{type(error).__name__}: {error}")
+        buffer = np.empty((n, padded_stride(n)), dtype=problem.dtype)
+
+        def run() -> None:
+            buffer[:, :n] = problem.matrix
+            compiled(buffer)
+
+        run()
+        compile_seconds = getattr(compiled, "compile_seconds", None)
+        wrong = first_difference(buffer[:, :n], problem.expected)
+        if wrong:
+            return Outcome("wrong", wrong, compile_seconds=compile_seconds)
+        return Outcome("measured", times=run_times(run, repeats), compile_seconds=compile_seconds)
+
+
+#: runs a proved candidate on the problem and says what happened (RunHere, explore_mpi.Team)
+Runner = Callable[[Schedule, Recipe, Candidate, Problem, int], Outcome]
+
+
+def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int, model: Model,
             machine_key: str, description: dict[str, Any], origin: str = "family",
-            schedule: Schedule | None = None) -> Record:
-    """Prove, model, verify exactly and time one candidate (or a given schedule)."""
+            recipe: Recipe | None = None) -> Record:
+    """Prove, model, verify exactly and time one candidate (or the schedule `recipe` builds)."""
     n, dtype = problem.n, problem.dtype
-    if schedule is None:
+    if recipe is None:
+        recipe = partial(build_candidate, candidate, n)
         schedule, refusal = proved(candidate.family, candidate.params, n)
     else:
+        schedule = recipe()
         refusal = refusal_of(schedule)
-    record = Record(machine_key, target, dtype, n, candidate.key, candidate.family, candidate.param_dict(),
+    record = Record(machine_key, model.target, dtype, n, candidate.key, candidate.family, candidate.param_dict(),
                     "illegal", schedule.tree_text("tile" if schedule.tile_tree is not None else "point"),
                     origin, machine_description=description)
     if refusal is not None:
         record.note = refusal
         return record
-    record.model = model_figures(schedule, candidate, dtype, rates)
-    record.predicted_seconds = record.model["predicted_seconds"]
     try:
-        compiled = generate(schedule, target=target, dtype=dtype, **candidate.option_dict())
-    except Exception as error:  # a generator that cannot serve a proved schedule is reported, not hidden
-        record.status, record.note = "failed", f"{type(error).__name__}: {error}"
+        record.model = model.figures(schedule, candidate, dtype)
+    except ValueError as refusal:  # e.g. an order the MPI runtime cannot distribute: no code for it
+        record.status, record.note = "failed", str(refusal)
         return record
-    buffer = np.empty((n, padded_stride(n)), dtype=dtype)
-
-    def run() -> None:
-        buffer[:, :n] = problem.matrix
-        compiled(buffer)
-
-    run()
-    record.compile_seconds = getattr(compiled, "compile_seconds", None)
-    if not np.array_equal(buffer[:, :n], problem.expected):
-        wrong = np.argwhere(buffer[:, :n] != problem.expected)[0]
-        record.status = "wrong"
-        record.note = (f"proved legal but a[{wrong[0]}, {wrong[1]}] = {buffer[wrong[0], wrong[1]]}, expected "
-                       f"{problem.expected[wrong[0], wrong[1]]}")
-        return record
-    record.times = run_times(run, repeats)
-    record.seconds = float(np.median(record.times))
-    record.status = "measured"
+    record.predicted_seconds = record.model["predicted_seconds"]
+    outcome = runner(schedule, recipe, candidate, problem, repeats)
+    record.status, record.note, record.compile_seconds = outcome.status, outcome.note, outcome.compile_seconds
+    if outcome.status == "measured":
+        record.times = outcome.times
+        record.seconds = float(np.median(outcome.times))
     return record
 
 
 # ---------------------------------------------------------------- strategies
 
 
-def predict(space: Space, candidates: Iterable[Candidate], rates: MachineRates,
+def predict(space: Space, candidates: Iterable[Candidate], model: Model,
             deadline: float | None = None) -> dict[Candidate, float]:
     """The model's seconds for each candidate (until `deadline`, a perf_counter time). Not proved:
     a proof can cost more than the model (recursive at n = 2048, base 32: ~30 s), so candidates
@@ -151,8 +231,11 @@ def predict(space: Space, candidates: Iterable[Candidate], rates: MachineRates,
     for candidate in candidates:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        found[candidate] = model_figures(build_candidate(candidate, space.n), candidate, space.dtype,
-                                         rates)["predicted_seconds"]
+        try:
+            found[candidate] = model.figures(build_candidate(candidate, space.n), candidate,
+                                             space.dtype)["predicted_seconds"]
+        except ValueError:  # the target cannot run it (measure records why): ranked last
+            found[candidate] = math.inf
     return found
 
 
@@ -165,7 +248,7 @@ def refusal_of(schedule: Schedule) -> str | None:
     return None
 
 
-def order_candidates(space: Space, strategy: str, seed: int = 0, rates: MachineRates | None = None,
+def order_candidates(space: Space, strategy: str, seed: int = 0, model: Model | None = None,
                      model_sample: int = 400, deadline: float | None = None) -> list[Candidate]:
     """The candidates in the order a strategy visits them; 'model': a random sample of the space
     ranked by predicted seconds (the refinement around the best comes later)."""
@@ -177,7 +260,7 @@ def order_candidates(space: Space, strategy: str, seed: int = 0, rates: MachineR
     random.Random(seed).shuffle(candidates)
     if strategy == "random":
         return candidates
-    predicted = predict(space, candidates[:model_sample], rates or MachineRates(), deadline)
+    predicted = predict(space, candidates[:model_sample], model or Model(target=space.target), deadline)
     return sorted(predicted, key=predicted.get)
 
 
@@ -210,9 +293,10 @@ class Exploration:
         if len(pairs) < 2:
             return {"kendall_tau": None, "p_value": None, "regret": None, "pairs": len(pairs)}
         predicted, seconds = zip(*pairs)
-        tau, p_value = kendalltau(predicted, seconds)
+        tau, p_value = (float(x) for x in kendalltau(predicted, seconds))
         favourite = min(self.measured, key=lambda r: r.predicted_seconds)
-        return {"kendall_tau": float(tau), "p_value": float(p_value),
+        ranked = not math.isnan(tau)  # nan: every prediction (or time) the same, no ranking to rate
+        return {"kendall_tau": tau if ranked else None, "p_value": p_value if ranked else None,
                 "regret": favourite.seconds / self.best.seconds - 1.0, "pairs": len(pairs)}
 
 
@@ -242,16 +326,18 @@ class Progress:
 def explore(space: Space, strategy: str = "model", budget_seconds: float | None = None,
             max_candidates: int | None = None, store: Store | None = None, repeats: int = 3,
             rerun: bool = False, seed: int = 0, top: int = 8, ceiling: float | None = None,
-            progress: bool = True, problem: Problem | None = None) -> Exploration:
+            progress: bool = True, problem: Problem | None = None, runner: Runner | None = None) -> Exploration:
     """Search `space` with `strategy` until the candidates, the time budget or the candidate budget
     run out; each measured candidate goes into `store` (skipped when stored for this machine,
-    unless `rerun`)."""
+    unless `rerun`). runner: how candidates run (default: RunHere(space.target); the mpi
+    target's is polyfw.explore_mpi.Team)."""
     started = time.perf_counter()
     problem = problem or Problem.random(space.n, space.dtype, seed)
-    rates = machine_rates(space.dtype)
-    machine_key, description = machine(space.dtype, ceiling)
+    runner = runner or RunHere(space.target)
+    model = Model(machine_rates(space.dtype), space.target, runner.threads)
+    machine_key, description = machine(space.dtype, ceiling, runner)
     ranking_deadline = None if budget_seconds is None else started + budget_seconds / 4
-    queue = order_candidates(space, strategy, seed, rates, deadline=ranking_deadline)
+    queue = order_candidates(space, strategy, seed, model, deadline=ranking_deadline)
     records: list[Record] = []
     seen: dict[str, Candidate] = {}
     skipped = 0
@@ -273,7 +359,7 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
             skipped += 1
             record = stored
         else:
-            record = measure(candidate, problem, space.target, repeats, rates, machine_key, description)
+            record = measure(candidate, problem, runner, repeats, model, machine_key, description)
             if store is not None:
                 store.put(record)
         records.append(record)
@@ -284,13 +370,13 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
             break
         visit(candidate)
     if strategy == "model":
-        refine(space, visit, seen, records, rates, out_of_budget)
+        refine(space, visit, seen, records, model, out_of_budget)
     bar.close()
     return Exploration(records, strategy, time.perf_counter() - started, skipped, seen)
 
 
 def refine(space: Space, visit: Callable[[Candidate], None], seen: dict[str, Candidate], records: list[Record],
-           rates: MachineRates, out_of_budget: Callable[[], bool]) -> None:
+           model: Model, out_of_budget: Callable[[], bool]) -> None:
     """Measure the neighbours of the best measured candidate, in the model's order, until one
     improves on it (then move there) or none is left."""
     tried: set[str] = set()
@@ -303,7 +389,7 @@ def refine(space: Space, visit: Callable[[Candidate], None], seen: dict[str, Can
             return
         tried.add(best.key)
         fresh = [c for c in space.neighbours(seen[best.key]) if c.key not in seen]
-        predicted = predict(space, fresh, rates)
+        predicted = predict(space, fresh, model)
         for neighbour in sorted(predicted, key=predicted.get):
             if out_of_budget():
                 return

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from schedules.parameters import FAMILY_PARAMETERS
 from schedules.schedule import Schedule
 from tiling.graphs import as_dense, random_graph
 
-from .explore import Problem, build_candidate, machine, machine_rates, measure, refusal_of
+from .explore import Model, Problem, Runner, RunHere, build_candidate, machine, machine_rates, measure, refusal_of
 from .space import Candidate, Space
 from .store import Record, Store
 
@@ -110,12 +111,15 @@ def mutant_schedule(base: Candidate, mutant: Mutant, n: int, tile: int) -> Sched
     return from_spec(f"mutant[{mutant.description}]", mutant.spec, n, tile, {"of": base.key})
 
 
-def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int, target: str = "cpu",
-                  repeats: int = 3, store: Store | None = None) -> list[Record]:
+def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int, runner: Runner | None = None,
+                  repeats: int = 3, store: Store | None = None,
+                  options: tuple[tuple[str, Any], ...] = ()) -> list[Record]:
     """Time each distinct novel legal order at the problem's size (proved again there first), as
-    a record of origin 'mutant' keyed by its base and mutation."""
-    machine_key, description = machine(problem.dtype)
-    rates = machine_rates(problem.dtype)
+    a record of origin 'mutant' keyed by its base and mutation. runner: as polyfw.explore.explore's;
+    options: the run options (e.g. the best family candidate's), the same for every mutant."""
+    runner = runner or RunHere()
+    machine_key, description = machine(problem.dtype, runner=runner)
+    model = Model(machine_rates(problem.dtype), runner.target, runner.threads)
     records, seen = [], set()
     bases = {base.key: base for base in BASES}
     for verdict in verdicts:
@@ -126,9 +130,9 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
         size = "base" if base.family == "recursive" else "tile"
         params = tuple((k, tile if k == size else v) for k, v in base.params)
         mutant = next(m for m in base_mutants(base, problem.n, tile) if m.description == verdict.description)
-        candidate = Candidate(f"mutant[{verdict.description}] of {base.family}", params)
-        record = measure(candidate, problem, target, repeats, rates, machine_key, description, "mutant",
-                         mutant_schedule(base, mutant, problem.n, tile))
+        candidate = Candidate(f"mutant[{verdict.description}] of {base.family}", params, options)
+        record = measure(candidate, problem, runner, repeats, model, machine_key, description, "mutant",
+                         partial(mutant_schedule, base, mutant, problem.n, tile))
         records.append(record)
         if store is not None:
             store.put(record)

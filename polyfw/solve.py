@@ -16,7 +16,6 @@ import numpy as np
 from codegen import generate
 from codegen.register_blocks import cpu_key
 from codegen.targets import TARGETS
-from codegen.dataflow import RUNTIMES
 from schedules.families import FAMILIES, build
 from schedules.parameters import FAMILY_PARAMETERS, parameter
 from schedules.schedule import Schedule
@@ -77,10 +76,27 @@ def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
         f"available: use {smaller}{'no predecessors, ' if predecessors else ''}fewer vertices, or a machine with more memory")
 
 
+#: settings a schedule's text may carry besides its family's parameters: how a target runs it (the
+#: cpu target's runtime; the mpi target's grid, placement and lookahead), each read and checked by
+#: that target's declared option (codegen.targets) and kept as its text
+RUN_SETTINGS = {"runtime": "cpu", "grid": "mpi", "placement": "mpi", "lookahead": "mpi"}
+
+
+def _run_setting(key: str, value: str, text: str) -> str:
+    option = next(o for o in TARGETS[RUN_SETTINGS[key]].options if o.name == key)
+    try:
+        parsed = option.parse(value)
+    except ValueError as error:
+        raise ValueError(f"{key} in {text!r}: {error}") from None
+    if option.choices and parsed not in option.choices:
+        raise ValueError(f"{key} in {text!r} must be one of {', '.join(option.choices)}, got {value!r}")
+    return value
+
+
 def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
     """'generalized:kappa=2,tile=64' -> ('generalized', {'kappa': 2, 'tile': 64}): each value parsed
-    by its declared type (schedules.parameters; 'recursive:paired=false' is False), plus
-    'runtime' (how the cpu target runs it: codegen.dataflow.RUNTIMES)."""
+    by its declared type (schedules.parameters; 'recursive:paired=false' is False), plus the run
+    settings (RUN_SETTINGS: 'runtime=dataflow', 'grid=2x2', 'lookahead=false'), checked and kept as text."""
     family, _, settings = text.partition(":")
     family = family.strip()
     params: dict[str, Any] = {}
@@ -89,16 +105,24 @@ def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
         key, value = key.strip(), value.strip()
         if not equals:
             raise ValueError(f"schedule setting {item!r} in {text!r} is not key=value")
-        if key == "runtime":
-            if value not in RUNTIMES:
-                raise ValueError(f"runtime in {text!r} must be one of {', '.join(RUNTIMES)}, got {value!r}")
-            params[key] = value
+        if key in RUN_SETTINGS:
+            params[key] = _run_setting(key, value, text)
         elif family in FAMILY_PARAMETERS:
             params[key] = parameter(family, "base" if key == "tile" and family == "recursive" else key).parse(
                 value, family)
         else:
             raise ValueError(f"unknown schedule family {family!r} in {text!r}; use one of {', '.join(FAMILIES)}")
     return family, params
+
+
+def run_settings(schedule: str | Schedule, n: int, dtype: str, target: str) -> dict[str, Any]:
+    """The settings of `target` (typed) that a schedule's text gives, or for 'auto' the tuning
+    table's entry for this size; {} for a Schedule object."""
+    if isinstance(schedule, Schedule):
+        return {}
+    params = auto_configuration(n, dtype, target)[1] if schedule == "auto" else parse_schedule(schedule)[1]
+    mine = {key: str(value) for key, value in params.items() if RUN_SETTINGS.get(key) == target}
+    return TARGETS[target].read_options(mine)
 
 
 def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
@@ -111,9 +135,15 @@ def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
     return table.get(target, {})
 
 
+#: a target whose kernels are another's: until it is tuned itself, that one's winners stand in
+TUNING_STAND_INS = {"mpi": "cpu"}
+
+
 def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, dict[str, Any]]:
     """The tuning table's configuration for this size, dtype and target."""
     rows = machine_tuning(tuning_table(), target).get(dtype) or tuning_table().get(target, {}).get(dtype)
+    if not rows and target in TUNING_STAND_INS:
+        return auto_configuration(n, dtype, TUNING_STAND_INS[target])
     if not rows:
         return "classic", {"tile": DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])}
     for up_to, family, params in rows:
@@ -137,11 +167,12 @@ def chosen_runtime(schedule: str | Schedule, n: int, dtype: str, target: str = "
     it faster on this CPU (and n has DATAFLOW_FROM_BLOCKS tiles a side); else 'barrier'."""
     if target != "cpu" or isinstance(schedule, Schedule):
         return "barrier"
+    runtime = run_settings(schedule, n, dtype, "cpu").get("runtime", "barrier")
     if schedule != "auto":
-        return str(parse_schedule(schedule)[1].get("runtime", "barrier"))
+        return runtime
     params = auto_configuration(n, dtype, target)[1]
     tile = int(params.get("tile", params.get("base", DEFAULT_TILES["cpu"])))
-    return str(params.get("runtime", "barrier")) if n >= DATAFLOW_FROM_BLOCKS * tile else "barrier"
+    return runtime if n >= DATAFLOW_FROM_BLOCKS * tile else "barrier"
 
 
 @lru_cache(maxsize=64)
@@ -166,7 +197,8 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
         params["tile"] = tile
     if kappa is not None:
         params["kappa"] = kappa
-    params.pop("runtime", None)  # how the schedule runs, not which (chosen_runtime)
+    for setting in RUN_SETTINGS:  # how the schedule runs, not which (run_settings)
+        params.pop(setting, None)
     tile_size = min(int(params.pop("tile", params.pop("base", DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])))), n)
     if family == "generalized":
         params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))

@@ -12,16 +12,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codegen.dataflow import RUNTIMES
 from codegen.register_blocks import fitting_shapes
+from codegen.targets import TARGETS
+from schedules.distribute import Grid
 from schedules.parameters import FAMILY_PARAMETERS, Parameter
+
+from .solve import RUN_SETTINGS
 
 #: the families an exploration takes by default (naive runs point by point: n^3 interpreted steps)
 DEFAULT_FAMILIES = ("classic", "generalized", "recursive")
 #: the tile (or recursion base) sizes a target's space starts from, before n bounds them
 DEFAULT_TILES = {"cpu": (32, 64, 128, 256), "cuda": (16, 32), "cudasim": (4, 8), "mpi": (64, 128, 256)}
 #: options of the run that are axes besides the schedule's own parameters, per target
-RUN_AXES = {"cpu": ("runtime",), "cuda": ("method",), "cudasim": ("method",), "mpi": ()}
+RUN_AXES = {"cpu": ("runtime",), "cuda": ("method",), "cudasim": ("method",),
+            "mpi": ("grid", "placement", "lookahead")}
 
 
 def _text(value: Any) -> str:
@@ -49,10 +53,11 @@ class Candidate:
 
     @property
     def schedule_text(self) -> str:
-        """The key without run options other than the cpu runtime (what `solve` accepts)."""
-        runtime = dict(self.options).get("runtime")
-        head = self.key.split(";")[0]
-        return head + (f",runtime={runtime}" if runtime not in (None, "barrier") else "")
+        """The key with the run options that a schedule's text carries (polyfw.solve.RUN_SETTINGS),
+        where not their defaults: what `solve`, `solve_distributed` and the tuning table read."""
+        settings = [f"{name}={_text(value)}" for name, value in self.options
+                    if name in RUN_SETTINGS and DEFAULT_OPTIONS.get(name) != _text(value)]
+        return ",".join([self.key.split(";")[0], *settings])
 
     def param_dict(self) -> dict[str, Any]:
         return dict(self.params)
@@ -68,7 +73,7 @@ class Candidate:
 
 
 #: run options left out of a label when they hold these values
-DEFAULT_OPTIONS = {"runtime": "barrier", "method": "A"}
+DEFAULT_OPTIONS = {"runtime": "barrier", "method": "A", "placement": "block-cyclic", "lookahead": "true"}
 
 
 def label(key: str) -> str:
@@ -81,14 +86,42 @@ def label(key: str) -> str:
     return f"{family}:{','.join(shown)}"
 
 
-def _run_axis_values(target: str, name: str) -> list[Any]:
-    if name == "runtime":
-        return list(RUNTIMES)
-    if name == "method":
-        return ["A", "B"]
+def grid_shapes(processes: int) -> list[str]:
+    """Every pr x pc grid of `processes` processes, as 'PRxPC' text (the form `--grid` takes)."""
+    return [f"{rows}x{processes // rows}" for rows in range(1, processes + 1) if processes % rows == 0]
+
+
+def _run_axis_values(target: str, name: str, processes: int) -> list[Any]:
+    """An option's values as the target declares them (codegen.targets): its choices, both values of
+    a flag, the grids of this many processes, or the register blocks that fit this CPU."""
+    declared = {option.name: option for option in TARGETS[target].options}
+    if name not in declared:
+        raise ValueError(f"target {target!r} has no option {name!r} to search; its options: {', '.join(declared)}")
+    option = declared[name]
+    if option.choices:
+        return list(option.choices)
+    if isinstance(option.default, bool):
+        return [True, False]
+    if name == "grid":
+        return grid_shapes(processes)
     if name == "register_block":
         return [tuple(shape) for shape in fitting_shapes()]
-    raise ValueError(f"no axis {name!r} for target {target!r}")
+    raise ValueError(f"option {name!r} of target {target!r} has no values to search")
+
+
+def runs_on_a_grid(options: dict[str, Any]) -> bool:
+    """Whether the grid and placement options (where present) make a distinct process grid: 'strips'
+    needs P x 1 (schedules.distribute.Grid is the one place that says so), and on one process row
+    it is block-cyclic under another name."""
+    if "grid" not in options:
+        return True
+    read = TARGETS["mpi"].read_options(options)
+    placement = read.get("placement", "block-cyclic")
+    try:
+        grid = Grid(*read["grid"], placement)
+    except ValueError:
+        return False
+    return not (placement == "strips" and grid.rows == 1)
 
 
 @dataclass
@@ -103,6 +136,8 @@ class Space:
     values: dict[str, Sequence[Any]] = field(default_factory=dict)
     #: run options that are axes here, e.g. ('runtime', 'register_block') on the cpu
     run_axes: Sequence[str] | None = None
+    #: MPI processes the 'mpi' target runs on (its grid axis factors this)
+    processes: int = 1
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.families if f not in FAMILY_PARAMETERS]
@@ -135,19 +170,38 @@ class Space:
                 if p.name not in ("tile", "base")}
 
     def option_axes(self) -> dict[str, list[Any]]:
-        return {name: list(self.values.get(name, _run_axis_values(self.target, name)))
-                for name in self.run_axes}
+        """Each run axis's values; narrowed ones matched by their text ('false', '2x2', '4-16'), so
+        that the command line's strings select the typed values."""
+        axes = {}
+        for name in self.run_axes:
+            every = _run_axis_values(self.target, name, self.processes)
+            if name not in self.values:
+                axes[name] = every
+                continue
+            wanted = [_text(value) for value in self.values[name]]
+            unknown = [text for text in wanted if text not in map(_text, every)]
+            if unknown:
+                raise ValueError(f"{name} cannot be {', '.join(unknown)} here; its values: "
+                                 f"{', '.join(map(_text, every))}")
+            axes[name] = [value for value in every if _text(value) in wanted]
+        return axes
+
+    def option_choices(self) -> list[tuple[tuple[str, Any], ...]]:
+        """Every combination of the run axes that the target can run."""
+        options = self.option_axes()
+        combined = (tuple(zip(options, chosen)) for chosen in itertools.product(*options.values()))
+        return [chosen for chosen in combined if runs_on_a_grid(dict(chosen))]
 
     def __iter__(self) -> Iterator[Candidate]:
-        options = self.option_axes()
+        choices = self.option_choices()
         for family in self.families:
             size_name = "base" if family == "recursive" else "tile"
             for tile in self.tiles():
                 axes = self.family_axes(family, tile)
                 for values in itertools.product(*axes.values()):
                     params = ((size_name, tile), *zip(axes, values))
-                    for chosen in itertools.product(*options.values()):
-                        yield Candidate(family, params, tuple(zip(options, chosen)))
+                    for chosen in choices:
+                        yield Candidate(family, params, chosen)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -172,7 +226,8 @@ class Space:
                     params = ((size_name, tile), *((k, changed[k]) for k in self.family_axes(candidate.family, tile)
                                                    if k in changed))
                     blocks = -(-self.n // tile)
-                    if dict(params).get("kappa", 1) > blocks:
+                    chosen = tuple((k, changed[k]) for k in options)
+                    if dict(params).get("kappa", 1) > blocks or not runs_on_a_grid(dict(chosen)):
                         continue
-                    found.append(Candidate(candidate.family, params, tuple((k, changed[k]) for k in options)))
+                    found.append(Candidate(candidate.family, params, chosen))
         return found

@@ -1,0 +1,105 @@
+"""Exploring the MPI target: rank 0 searches, every rank runs each candidate.
+
+The search (strategy, budget, proofs, model, store) is rank 0's alone; the other ranks only
+take part in runs. For each candidate rank 0 sends a recipe (a picklable call that builds the
+schedule) and the run options; every rank builds the same schedule, generates the mpi target's
+code for it (collective), and runs it on the matrix rank 0 scatters. Rank 0 compares the
+gathered distances with the reference before any timing, and a run's time is the slowest
+rank's (scatter and gather excluded, as benchmarks/mpi.py reports them). A failure on any
+rank is reported as the candidate's, on every rank, so that no rank is left waiting.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from codegen import generate
+from codegen.mpi import threads_per_rank, world
+from codegen.targets import TARGETS
+from schedules.schedule import Schedule
+
+from .explore import Outcome, Problem, Recipe, first_difference
+from .solve import padded_stride
+from .space import Candidate
+
+
+class Team:
+    """Rank 0's runner for polyfw.explore.explore on the mpi target (the other ranks `serve`)."""
+
+    target = "mpi"
+
+    def __init__(self, comm: Any = None):
+        self.comm = world() if comm is None else comm
+        self.rank, self.processes = self.comm.Get_rank(), self.comm.Get_size()
+        self.threads = threads_per_rank(self.comm)
+
+    def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
+                 repeats: int) -> Outcome:
+        options = candidate.option_dict()
+        self.comm.Ibarrier().Wait()
+        self.comm.bcast((recipe, options, problem.n, problem.dtype, repeats), root=0)
+        return run_together(self.comm, schedule, options, problem.n, problem.dtype, repeats, problem)
+
+    def close(self) -> None:
+        """Let the serving ranks return (rank 0 calls this once its search is over)."""
+        self.comm.Ibarrier().Wait()
+        self.comm.bcast(None, root=0)
+
+
+def serve(comm: Any = None) -> int:
+    """What every rank but 0 runs while rank 0 explores: each candidate rank 0 sends, until it
+    closes the team; returns how many were run."""
+    comm = world() if comm is None else comm
+    served = 0
+    while (order := _next_order(comm)) is not None:
+        recipe, options, n, dtype, repeats = order
+        run_together(comm, recipe(), options, n, dtype, repeats)
+        served += 1
+    return served
+
+
+def _next_order(comm: Any) -> tuple | None:
+    """Rank 0's next order. Waited for asleep: a blocking MPI call spins on a core, which would
+    slow rank 0's proofs and its ceiling measurement on a small machine."""
+    arrived = comm.Ibarrier()
+    while not arrived.Test():
+        time.sleep(0.002)
+    return comm.bcast(None, root=0)
+
+
+def _agreed_failure(comm: Any, error: Exception | None) -> str:
+    """'' when no rank failed, else the first failing rank's error (the same on every rank)."""
+    found = comm.allgather(None if error is None else f"{type(error).__name__}: {error}")
+    return next((f"rank {rank}: {text}" for rank, text in enumerate(found) if text), "")
+
+
+def run_together(comm: Any, schedule: Schedule, options: dict[str, Any], n: int, dtype: str, repeats: int,
+                 problem: Problem | None = None) -> Outcome:
+    """Generate, verify and time one schedule on every rank (collective); `problem` on rank 0."""
+    from mpi4py import MPI
+
+    rank = comm.Get_rank()
+    compiled, error = None, None
+    try:
+        compiled = generate(schedule, target="mpi", dtype=dtype, **TARGETS["mpi"].read_options(options))
+    except Exception as problem_found:  # a plan the runtime cannot run is the candidate's failure
+        error = problem_found
+    failure = _agreed_failure(comm, error)
+    if failure:
+        return Outcome("failed", failure)
+    buffer = np.empty((n, padded_stride(n)), dtype=dtype) if rank == 0 else None
+
+    def run() -> float:
+        if rank == 0:
+            buffer[:, :n] = problem.matrix
+        comm.Barrier()
+        compiled(buffer)
+        return comm.allreduce(compiled.last_run["seconds"], op=MPI.MAX)
+
+    run()
+    wrong = comm.bcast(first_difference(buffer[:, :n], problem.expected) if rank == 0 else None, root=0)
+    if wrong:
+        return Outcome("wrong", wrong, compile_seconds=compiled.compile_seconds)
+    return Outcome("measured", times=[run() for _ in range(repeats)], compile_seconds=compiled.compile_seconds)

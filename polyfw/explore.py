@@ -57,12 +57,19 @@ class Problem:
         return cls(n, dtype, matrix, expected)
 
 
+def model_for(runner: Any, dtype: str) -> Model:
+    """The model of the machine the runner runs on (an MPI team knows its runtime's overhead)."""
+    return Model(machine_rates(dtype), runner.target, runner.threads, getattr(runner, "tile_layer_overhead", 0.0))
+
+
 def machine(dtype: str, ceiling: float | None = None, runner: Any = None) -> tuple[str, dict[str, Any]]:
     """This machine's key in the store and what a reader of a record needs to know of it: the CPU,
     the threads each process runs, the processes (mpi) and the ceiling."""
     description = {**cpu_description(), "threads": getattr(runner, "threads", numba.get_num_threads())}
     if getattr(runner, "processes", 1) > 1:
         description["processes"] = runner.processes
+    if getattr(runner, "tile_layer_overhead", 0.0):
+        description["tile_layer_overhead"] = runner.tile_layer_overhead
     if ceiling is not None:
         description[f"ceiling_{dtype}"] = ceiling
     return cpu_key(), description
@@ -106,6 +113,8 @@ class Model:
     rates: MachineRates = MachineRates()
     target: str = "cpu"
     threads: int = 1
+    #: mpi: the runtime's seconds per tile-layer besides the relaxations (explore_mpi measures it)
+    tile_layer_overhead: float = 0.0
 
     def figures(self, schedule: Schedule, candidate: Candidate, dtype: str) -> dict[str, Any]:
         """The cost report's numbers for the candidate as it runs, with its predicted seconds."""
@@ -123,7 +132,8 @@ class Model:
         """The alpha-beta replay of the distributed plan (schedules.network) on the candidate's grid."""
         read = TARGETS["mpi"].read_options(options)
         grid = Grid(*read["grid"], read.get("placement", "block-cyclic"))
-        network = Network(rate=self.rates.relaxations_per_second * self.threads, itemsize=itemsize)
+        network = Network(rate=self.rates.relaxations_per_second * self.threads, itemsize=itemsize,
+                          overhead=self.tile_layer_overhead)
         report = cost(schedule, procs=grid.size * self.threads, grid=grid, network=network)
         spread = report.distributed
         replay = spread["lookahead" if read.get("lookahead", True) else "in order"]
@@ -334,7 +344,7 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
     started = time.perf_counter()
     problem = problem or Problem.random(space.n, space.dtype, seed)
     runner = runner or RunHere(space.target)
-    model = Model(machine_rates(space.dtype), space.target, runner.threads)
+    model = model_for(runner, space.dtype)
     machine_key, description = machine(space.dtype, ceiling, runner)
     ranking_deadline = None if budget_seconds is None else started + budget_seconds / 4
     queue = order_candidates(space, strategy, seed, model, deadline=ranking_deadline)
@@ -402,10 +412,10 @@ def refine(space: Space, visit: Callable[[Candidate], None], seen: dict[str, Can
 def table(records: Sequence[Record], limit: int = 20) -> str:
     """The measured candidates, fastest first, with the model beside them."""
     measured = sorted((r for r in records if r.status == "measured"), key=lambda r: r.seconds)
-    header = f"{'candidate':<60} {'seconds':>8} {'G relax/s':>9} {'predicted':>9} {'stages':>6} {'traffic':>12}"
+    header = f"{'candidate':<80} {'seconds':>8} {'G relax/s':>9} {'predicted':>9} {'stages':>6} {'traffic':>12}"
     lines = [header, "-" * len(header)]
     for r in measured[:limit]:
-        lines.append(f"{label(r.key)[:60]:<60} {r.seconds:>8.4f} {r.rate / 1e9:>9.2f} {r.predicted_seconds:>9.4f} "
+        lines.append(f"{label(r.key)[:80]:<80} {r.seconds:>8.4f} {r.rate / 1e9:>9.2f} {r.predicted_seconds:>9.4f} "
                      f"{r.model.get('stages', 0):>6} {r.model.get('traffic', 0):>12,}")
     others = [r for r in records if r.status != "measured"]
     for status in ("illegal", "wrong", "failed"):

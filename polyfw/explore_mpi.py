@@ -18,6 +18,7 @@ import numpy as np
 from codegen import generate
 from codegen.mpi import threads_per_rank, world
 from codegen.targets import TARGETS
+from schedules.families import build
 from schedules.schedule import Schedule
 
 from .explore import Outcome, Problem, Recipe, first_difference
@@ -31,9 +32,11 @@ class Team:
     target = "mpi"
 
     def __init__(self, comm: Any = None):
+        """Collective: every rank makes its Team, which times the runtime's overhead together."""
         self.comm = world() if comm is None else comm
         self.rank, self.processes = self.comm.Get_rank(), self.comm.Get_size()
         self.threads = threads_per_rank(self.comm)
+        self.tile_layer_overhead = tile_layer_overhead(self.comm)
 
     def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
                  repeats: int) -> Outcome:
@@ -58,6 +61,23 @@ def serve(comm: Any = None) -> int:
         run_together(comm, recipe(), options, n, dtype, repeats)
         served += 1
     return served
+
+
+#: where the runtime's own cost is timed: 4-wide tiles, whose 64 relaxations take nanoseconds, so
+#: a tile-layer's time is the runtime's (dispatch, messages, bookkeeping)
+OVERHEAD_N, OVERHEAD_TILE = 64, 4
+
+
+def tile_layer_overhead(comm: Any, repeats: int = 3) -> float:
+    """Seconds the MPI runtime spends on each tile-layer besides its relaxations, on this world:
+    the slowest rank's time on 4-wide tiles over its tile-layers (collective)."""
+    problem = Problem.random(OVERHEAD_N, "float32") if comm.Get_rank() == 0 else None
+    outcome = run_together(comm, build("classic", OVERHEAD_N, OVERHEAD_TILE), {}, OVERHEAD_N, "float32", repeats,
+                           problem)
+    if outcome.status != "measured":
+        raise RuntimeError(f"timing the MPI runtime's overhead: {outcome.status}: {outcome.note}")
+    tile_layers_per_process = (OVERHEAD_N // OVERHEAD_TILE) ** 3 / comm.Get_size()
+    return float(np.median(outcome.times)) / tile_layers_per_process
 
 
 def _next_order(comm: Any) -> tuple | None:

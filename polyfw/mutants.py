@@ -25,7 +25,7 @@ from schedules.parameters import FAMILY_PARAMETERS
 from schedules.schedule import Schedule
 from tiling.graphs import as_dense, random_graph
 
-from .explore import Model, Problem, Runner, RunHere, build_candidate, machine, machine_rates, measure, refusal_of
+from .explore import Problem, Runner, RunHere, build_candidate, machine, measure, model_for, refusal_of
 from .space import Candidate, Space
 from .store import Record, Store
 
@@ -119,7 +119,7 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
     options: the run options (e.g. the best family candidate's), the same for every mutant."""
     runner = runner or RunHere()
     machine_key, description = machine(problem.dtype, runner=runner)
-    model = Model(machine_rates(problem.dtype), runner.target, runner.threads)
+    model = model_for(runner, problem.dtype)
     records, seen = [], set()
     bases = {base.key: base for base in BASES}
     for verdict in verdicts:

@@ -89,17 +89,20 @@ def grid_for(processes: int, placement: str = "block-cyclic") -> Grid:
 class Network:
     """The machine the model times: latency (s) and bandwidth (bytes/s) of one link, the
     relaxations per second of one process, the bytes of one element; broadcasts 'flat' (the
-    root sends to each receiver in turn, as the MPI runtime does) or 'tree' (binomial)."""
+    root sends to each receiver in turn, as the MPI runtime does) or 'tree' (binomial); and the
+    seconds a runtime spends on each tile-layer besides its relaxations (its dispatch: small
+    tiles pay it many times over)."""
 
     latency: float = 2e-6
     bandwidth: float = 10e9
     rate: float = 2e10
     itemsize: int = 4
     broadcast: str = "flat"
+    overhead: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.latency < 0 or self.bandwidth <= 0 or self.rate <= 0 or self.itemsize <= 0:
-            raise ValueError(f"latency must be >= 0, bandwidth, rate and itemsize > 0; got {self}")
+        if self.latency < 0 or self.bandwidth <= 0 or self.rate <= 0 or self.itemsize <= 0 or self.overhead < 0:
+            raise ValueError(f"latency and overhead must be >= 0, bandwidth, rate and itemsize > 0; got {self}")
         if self.broadcast not in ("flat", "tree"):
             raise ValueError(f"broadcast must be 'flat' or 'tree', got {self.broadcast!r}")
 

@@ -38,15 +38,16 @@ class DistributedTimes:
         return {**asdict(self), "efficiency": self.efficiency}
 
 
-def unit_seconds(plan: DistributedPlan, rate: float) -> np.ndarray:
-    """Each tile-layer's relaxations over `rate` (relaxations per second of one process)."""
+def unit_seconds(plan: DistributedPlan, rate: float, overhead: float = 0.0) -> np.ndarray:
+    """Each tile-layer's relaxations over `rate` (relaxations per second of one process), plus the
+    runtime's `overhead` per tile-layer."""
     kb, ib, jb = plan.units.T
-    return plan.block_size(kb) * plan.block_size(ib) * plan.block_size(jb) / rate
+    return plan.block_size(kb) * plan.block_size(ib) * plan.block_size(jb) / rate + overhead
 
 
 def simulate_plan(plan: DistributedPlan, network: Network, predecessors: bool = False) -> DistributedTimes:
     """Replay the plan on plan.grid.size processes over `network` (its rate and element size)."""
-    seconds = unit_seconds(plan, network.rate)
+    seconds = unit_seconds(plan, network.rate, network.overhead)
     itemsize = network.itemsize
     size = plan.grid.size
     free = np.zeros(size)

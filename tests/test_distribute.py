@@ -133,6 +133,15 @@ def test_replay_of_one_process_is_the_serial_time():
     assert times.makespan == pytest.approx(100**3 / 1e9) and times.efficiency == pytest.approx(1.0)
 
 
+def test_a_runtimes_overhead_is_paid_once_per_tile_layer():
+    plain, with_overhead = Network(rate=1e9), Network(rate=1e9, overhead=1e-5)
+    plan = plan_distribution(build("classic", 100, 16), Grid(1, 1), True, plain)
+    extra = simulate_plan(plan, with_overhead).makespan - simulate_plan(plan, plain).makespan
+    assert extra == pytest.approx(7**3 * 1e-5)  # 7 blocks a side, the last one 4 wide
+    with pytest.raises(ValueError, match="overhead must be >= 0"):
+        Network(overhead=-1.0)
+
+
 def test_closed_form_efficiency_falls_with_processes_at_fixed_n_and_strips_receive_n2():
     network = Network()
     efficiency = [layer_model(30000, 256, grid_for(p), network, True).efficiency for p in (4, 64, 1024, 4096)]

@@ -87,6 +87,11 @@ def test_explore_runs_mpi_candidates_exactly_and_models_their_messages():
     assert {r.target for r in measured} == {"mpi"} and all(len(r.times) == 2 and r.seconds > 0 for r in measured)
     assert all({"messages_sent", "bytes_sent", "efficiency"} <= set(r.model) for r in measured)
     assert all(r.machine_description["threads"] == team.threads for r in measured)
+    # the model pays the runtime's overhead, timed on 4-wide tiles, on each tile-layer of a process
+    assert 0 < team.tile_layer_overhead < 1e-2
+    assert {r.machine_description["tile_layer_overhead"] for r in measured} == {team.tile_layer_overhead}
+    classic = next(r for r in measured if r.family == "classic")
+    assert classic.predicted_seconds > 3**3 / team.processes * team.tile_layer_overhead
 
 
 def test_a_run_that_cannot_be_generated_fails_on_every_rank_alike():

@@ -20,8 +20,9 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
 
 
 def plot_exploration(records: Sequence[Record], path: str | Path, title: str) -> Path:
-    """Three panels: seconds vs slow-memory traffic and vs stages (Pareto fronts drawn), and
-    predicted vs measured seconds (log-log, with the diagonal). Returns the file written."""
+    """Three panels: seconds vs slow-memory traffic and vs stages, or messages on the mpi target
+    (Pareto fronts drawn), and predicted vs measured seconds (log-log over a wide range, with the diagonal).
+    Returns the file written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -33,8 +34,11 @@ def plot_exploration(records: Sequence[Record], path: str | Path, title: str) ->
     families = sorted({r.family for r in measured})
     colours = dict(zip(families, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     figure, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    on_a_grid = all("messages_sent" in r.model for r in measured)  # the mpi target: no barriers, messages
+    second = (("messages_sent", "messages sent by the busiest process (model)") if on_a_grid
+              else ("stages", "stages (barriers or launches)"))
     for axis, (figure_of_merit, label) in zip(axes[:2], (("traffic", "slow-memory traffic (elements, model)"),
-                                                         ("stages", "stages (barriers or launches)"))):
+                                                         second)):
         points = [(r.model[figure_of_merit], r.seconds) for r in measured]
         for family in families:
             chosen = [p for p, r in zip(points, measured) if r.family == family]
@@ -55,8 +59,9 @@ def plot_exploration(records: Sequence[Record], path: str | Path, title: str) ->
                         label=family)
     low, high = min(predicted + seconds), max(predicted + seconds)
     axes[2].plot([low, high], [low, high], color="grey", linestyle=":", label="predicted = measured")
-    axes[2].set_xscale("log")
-    axes[2].set_yscale("log")
+    if high > 10 * low:  # log-log over a wide range; on a narrow one log ticks would be unreadable
+        axes[2].set_xscale("log")
+        axes[2].set_yscale("log")
     axes[2].set_xlabel("predicted seconds (cost model)")
     axes[2].set_ylabel("measured seconds")
     axes[2].legend(fontsize=8)

@@ -27,7 +27,7 @@ from tiling.semirings import semiring as find_semiring
 from .errors import NegativeCycleError
 from .method import MethodChoice, choose_method
 from .sparse import as_csr, johnson
-from .tuning import tuning_table
+from .tuning import TUNED_PER_CPU, tuning_table
 
 log = logging.getLogger("polyfw")
 
@@ -128,10 +128,10 @@ def run_settings(schedule: str | Schedule, n: int, dtype: str, target: str) -> d
 def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
     """The table's entries for `target` measured on this CPU if it has any (the fastest
     configuration differs between CPUs), else its entries for any machine."""
-    if target == "cpu":
-        here = table.get("by_cpu", {}).get(cpu_key())
-        if here is not None:
-            return here["cpu"]
+    if target in TUNED_PER_CPU:
+        here = table.get("by_cpu", {}).get(cpu_key(), {})
+        if target in here:
+            return here[target]
     return table.get(target, {})
 
 

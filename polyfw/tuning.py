@@ -2,7 +2,8 @@
 
 The shipped table is polyfw/tuning.json; POLYFW_TUNING names another file (a user's own, or a
 test's), read and written instead. Entries are [up_to_n, family, parameters] per dtype, under
-the CPU they were measured on for the cpu target (by_cpu.<cpu key>.cpu) and per target otherwise.
+the CPU they were measured on for the targets that run on it (by_cpu.<cpu key>.cpu, .mpi) and
+per target otherwise.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 
 #: an entry's up_to that stands for every larger n
 EVERY_LARGER_N = 10**9
+#: targets whose winners are kept per CPU (the fastest configuration differs between CPUs)
+TUNED_PER_CPU = ("cpu", "mpi")
 
 
 def tuning_path() -> Path:
@@ -51,9 +54,9 @@ def write_winner(n: int, dtype: str, target: str, family: str, params: dict[str,
     """Put the winner for (n, dtype, target) into the table; returns the file written."""
     path = tuning_path()
     table = tuning_table()
-    if target == "cpu":
-        here = table.setdefault("by_cpu", {}).setdefault(machine_key, {"model": machine_model, "cpu": {}})
-        rows = here.setdefault("cpu", {})
+    if target in TUNED_PER_CPU:
+        here = table.setdefault("by_cpu", {}).setdefault(machine_key, {"model": machine_model})
+        rows = here.setdefault(target, {})
     else:
         rows = table.setdefault(target, {})
     rows[dtype] = merge_winner(rows.get(dtype, []), n, family, as_text_values(params))

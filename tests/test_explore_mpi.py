@@ -13,6 +13,7 @@ from polyfw.solve import parse_schedule, resolve_schedule, run_settings
 from polyfw.space import Candidate, Space
 from polyfw.store import Store
 from polyfw.tuning import tuning_table, write_winner
+from codegen.register_blocks import cpu_key
 from schedules import build
 from tests.test_mpi import launch
 
@@ -65,8 +66,8 @@ def test_solve_distributed_takes_a_tuned_layout_whole_and_only_where_it_fits(tmp
     assert resolve_schedule("auto", 64, "float32", "mpi").family == "classic"
     assert _layout("auto", 64, "float32", 2, None, None, None) == (None, "block-cyclic", True)
     write_winner(64, "float32", "mpi", "generalized", {"tile": 16, "kappa": 2, "grid": "2x1",
-                                                       "placement": "strips", "lookahead": "false"}, "m", "a CPU")
-    assert tuning_table()["mpi"]["float32"][0][2]["grid"] == "2x1"
+                                                       "placement": "strips", "lookahead": "false"}, cpu_key(), "a CPU")
+    assert tuning_table()["by_cpu"][cpu_key()]["mpi"]["float32"][0][2]["grid"] == "2x1"  # kept per CPU
     assert resolve_schedule("auto", 64, "float32", "mpi").name == build("generalized", 64, 16, kappa=2).name
     assert _layout("auto", 64, "float32", 2, None, None, None) == ((2, 1), "strips", False)
     assert _layout("auto", 64, "float32", 4, None, None, None) == (None, "block-cyclic", False)  # needs 2
@@ -114,5 +115,5 @@ def test_explore_under_mpiexec_searches_on_rank_0_and_tunes_the_layout(tmp_path)
     assert [r.status for r in records] == ["measured"] * 6
     assert {r.key.split(";grid=")[1].split(";")[0] for r in records} == {"1x2", "2x1"}
     assert {r.machine_description["processes"] for r in records} == {2}
-    up_to, family, params = json.loads(tuning.read_text())["mpi"]["float32"][0]
+    up_to, family, params = json.loads(tuning.read_text())["by_cpu"][cpu_key()]["mpi"]["float32"][0]
     assert (up_to, family) == (48, "classic") and params["grid"] in ("1x2", "2x1")

@@ -7,6 +7,15 @@ code for it (collective), and runs it on the matrix rank 0 scatters. Rank 0 comp
 gathered distances with the reference before any timing, and a run's time is the slowest
 rank's (scatter and gather excluded, as benchmarks/mpi.py reports them). A failure on any
 rank is reported as the candidate's, on every rank, so that no rank is left waiting.
+
+From Python, under `mpiexec -n P python script.py`:
+
+    team = Team()                      # every rank (collective)
+    if team.rank == 0:
+        found = explore(Space(4096, target="mpi", processes=team.processes), runner=team)
+        team.close()
+    else:
+        serve(team.comm)
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from functools import lru_cache, partial
+from typing import Any
 
 import numpy as np
 

@@ -255,7 +255,7 @@ def _explore(args: argparse.Namespace, runner) -> int:
         values.setdefault("register_block", [tuple(map(int, v.split("x"))) for v in args.register_blocks])
     run_axes = None if not args.register_blocks else (*RUN_AXES[args.target], "register_block")
     space = Space(args.n, args.dtype, args.target, tuple(args.families.split(",")), values, run_axes,
-                  getattr(runner, "processes", 1))
+                  runner.processes)
     ceiling = None
     if args.ceiling and args.target in ("cpu", "mpi"):
         from .ceiling import measure

@@ -17,7 +17,7 @@ import time
 from functools import lru_cache, partial
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numba
 import numpy as np
@@ -57,18 +57,18 @@ class Problem:
         return cls(n, dtype, matrix, expected)
 
 
-def model_for(runner: Any, dtype: str) -> Model:
+def model_for(runner: Runner, dtype: str) -> Model:
     """The model of the machine the runner runs on (an MPI team knows its runtime's overhead)."""
-    return Model(machine_rates(dtype), runner.target, runner.threads, getattr(runner, "tile_layer_overhead", 0.0))
+    return Model(machine_rates(dtype), runner.target, runner.threads, runner.tile_layer_overhead)
 
 
-def machine(dtype: str, ceiling: float | None = None, runner: Any = None) -> tuple[str, dict[str, Any]]:
+def machine(dtype: str, runner: Runner, ceiling: float | None = None) -> tuple[str, dict[str, Any]]:
     """This machine's key in the store and what a reader of a record needs to know of it: the CPU,
     the threads each process runs, the processes (mpi) and the ceiling."""
-    description = {**cpu_description(), "threads": getattr(runner, "threads", numba.get_num_threads())}
-    if getattr(runner, "processes", 1) > 1:
+    description = {**cpu_description(), "threads": runner.threads}
+    if runner.processes > 1:
         description["processes"] = runner.processes
-    if getattr(runner, "tile_layer_overhead", 0.0):
+    if runner.tile_layer_overhead:
         description["tile_layer_overhead"] = runner.tile_layer_overhead
     if ceiling is not None:
         description[f"ceiling_{dtype}"] = ceiling
@@ -166,8 +166,24 @@ def first_difference(found: np.ndarray, expected: np.ndarray) -> str:
     return f"proved legal but a[{i}, {j}] = {found[i, j]}, expected {expected[i, j]}"
 
 
+class Runner(Protocol):
+    """Runs a proved candidate on the problem and says what happened (RunHere, explore_mpi.Team),
+    and says where: the target, its processes, each one's threads, the runtime's own seconds per
+    tile-layer where it has measured them (0 elsewhere)."""
+
+    target: str
+    processes: int
+    threads: int
+    tile_layer_overhead: float
+
+    def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
+                 repeats: int) -> Outcome: ...
+
+
 class RunHere:
     """Runs candidates in this process: every target but mpi (polyfw.explore_mpi's Team)."""
+
+    processes, tile_layer_overhead = 1, 0.0
 
     def __init__(self, target: str = "cpu"):
         self.target, self.threads = target, numba.get_num_threads()
@@ -192,10 +208,6 @@ class RunHere:
         if wrong:
             return Outcome("wrong", wrong, compile_seconds=compile_seconds)
         return Outcome("measured", times=run_times(run, repeats), compile_seconds=compile_seconds)
-
-
-#: runs a proved candidate on the problem and says what happened (RunHere, explore_mpi.Team)
-Runner = Callable[[Schedule, Recipe, Candidate, Problem, int], Outcome]
 
 
 def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int, model: Model,
@@ -345,7 +357,7 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
     problem = problem or Problem.random(space.n, space.dtype, seed)
     runner = runner or RunHere(space.target)
     model = model_for(runner, space.dtype)
-    machine_key, description = machine(space.dtype, ceiling, runner)
+    machine_key, description = machine(space.dtype, runner, ceiling)
     ranking_deadline = None if budget_seconds is None else started + budget_seconds / 4
     queue = order_candidates(space, strategy, seed, model, deadline=ranking_deadline)
     records: list[Record] = []

@@ -118,7 +118,7 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
     a record of origin 'mutant' keyed by its base and mutation. runner: as polyfw.explore.explore's;
     options: the run options (e.g. the best family candidate's), the same for every mutant."""
     runner = runner or RunHere()
-    machine_key, description = machine(problem.dtype, runner=runner)
+    machine_key, description = machine(problem.dtype, runner)
     model = model_for(runner, problem.dtype)
     records, seen = [], set()
     bases = {base.key: base for base in BASES}

@@ -19,7 +19,14 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/polyfw demo
 
+# first what a machine of another kind or a user of the wheel would meet: the ISA-dependent tests under
+# each narrower ISA this machine executes, and the wheel installed (not editable) into a fresh venv
 test: $(STAMP)
+	for isa in $$($(BIN)/python -c 'from codegen.intrinsics import narrower_isas; print(*narrower_isas())'); do \
+	    echo "ISA-dependent tests under POLYFW_ISA=$$isa"; \
+	    POLYFW_ISA=$$isa $(BIN)/python -m pytest -q -m "isa and not slow" || exit 1; \
+	done
+	PYTHON=$(PYTHON) bash scripts/wheel_check.sh
 	$(BIN)/python -m pytest
 
 clean:

@@ -25,21 +25,46 @@ _I64 = ir.IntType(64)
 ISAS = {"avx512": (64, 32), "avx2": (32, 16), "sse2": (16, 16), "neon": (16, 32)}
 
 
+#: x86 ISAs from the widest down: a machine runs the code of every ISA after its own
+X86_ISAS = ("avx512", "avx2", "sse2")
+
+
 @cache
-def target_isa() -> str:
-    """The ISA Numba compiles for, from LLVM's view of the host; POLYFW_ISA forces one of ISAS
-    (narrower code runs on a wider machine: how AVX2 and SSE2 shapes are tested here)."""
-    forced = os.environ.get("POLYFW_ISA")
-    if forced:
-        if forced not in ISAS:
-            raise ValueError(f"POLYFW_ISA={forced!r} is not one of {', '.join(ISAS)}")
-        return forced
+def host_isa() -> str:
+    """The widest ISA of ISAS this machine executes, from LLVM's view of the host."""
     features = llvm.get_host_cpu_features()
     if features.get("avx512f"):
         return "avx512"
     if features.get("avx2"):
         return "avx2"
     return "neon" if features.get("neon") else "sse2"
+
+
+@cache
+def target_isa() -> str:
+    """The ISA the kernels are shaped for: the host's, or POLYFW_ISA's (narrower code runs on a
+    wider machine: how AVX2 and SSE2 shapes are tested on an AVX-512 one)."""
+    forced = os.environ.get("POLYFW_ISA")
+    if not forced:
+        return host_isa()
+    if forced not in ISAS:
+        raise ValueError(f"POLYFW_ISA={forced!r} is not one of {', '.join(ISAS)}")
+    if forced not in runnable_isas():
+        raise ValueError(f"POLYFW_ISA={forced!r}: this machine ({host_isa()}) runs only "
+                         f"{', '.join(runnable_isas())}")
+    return forced
+
+
+def runnable_isas() -> tuple[str, ...]:
+    """The host's ISA and every narrower one whose code it executes."""
+    host = host_isa()
+    return X86_ISAS[X86_ISAS.index(host):] if host in X86_ISAS else (host,)
+
+
+def narrower_isas() -> tuple[str, ...]:
+    """The ISAs this machine executes below its own: `make test` runs the ISA-dependent tests under
+    each, so a failure on a narrower machine shows on a wider one."""
+    return runnable_isas()[1:]
 
 
 def vector_registers(isa: str | None = None) -> int:

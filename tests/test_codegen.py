@@ -110,6 +110,7 @@ def test_later_calls_replay_the_recorded_program_on_new_matrices():
         np.testing.assert_array_equal(padded[:, :n], expected)
 
 
+@pytest.mark.isa
 def test_padded_rows_and_register_blocks():
     n = 50
     matrix = np.full((n, 80), -7, dtype=np.float32)  # columns beyond n must stay untouched

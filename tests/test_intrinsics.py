@@ -12,6 +12,7 @@ from codegen.intrinsics import prefetch, semiring_block, vector_width
 UFUNCS = {"min": np.minimum, "max": np.maximum, "add": np.add}
 
 
+@pytest.mark.isa
 @pytest.mark.parametrize("plus, times, dtype", [("min", "add", "float32"), ("min", "add", "float64"),
                                                 ("min", "add", "int32"), ("max", "min", "float32"),
                                                 ("min", "max", "int32"), ("max", "min", "uint8")])
@@ -81,6 +82,7 @@ def test_a_narrower_isa_shapes_the_kernels_and_stays_exact(isa, dtype, shape):
     assert done.stdout.split()[-5:] == shape.split()
 
 
+@pytest.mark.isa
 def test_a_register_block_that_does_not_fit_is_refused():
     from codegen.intrinsics import vector_registers
     from codegen.kernels import KernelOptions

@@ -24,6 +24,7 @@ def make_graph(n, directed, seed=0):
     return graphs.random_graph(n, m, weights=(0, 20), seed=seed, potential=15 if directed else 0).to_sparse()
 
 
+@pytest.mark.isa
 @pytest.mark.parametrize("n", [1, 2, 3, 17, 64, 200])
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("form", ["dense", "sparse"])

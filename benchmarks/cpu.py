@@ -10,9 +10,9 @@ drift; the ceiling a schedule is judged against is polyfw/ceiling.py's
 (a C++ micro-kernel at its best register-block shape for the ISA), measured
 once at the start.
 
---tune writes the fastest configuration per dtype into the tuning table (polyfw/tuning.json or
-$POLYFW_TUNING), under this CPU
-(solve's schedule='auto' reads the entries of the CPU it runs on first).
+--tune writes the fastest configuration per dtype, proved for the sizes it stands for, into the
+table the package ships (polyfw/tuning.json of this source tree; --tuning FILE writes another),
+under this CPU (solve's schedule='auto' reads the entries of the CPU it runs on first).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
 from polyfw import solve  # noqa: E402
-from polyfw.tuning import write_winner  # noqa: E402
+from polyfw.tuning import shipped_path, write_winner  # noqa: E402
 from polyfw.solve import (auto_configuration, chosen_runtime, padded_stride, parse_schedule,  # noqa: E402
                           resolve_schedule)
 
@@ -177,6 +177,8 @@ def main() -> None:
     parser.add_argument("--naive-repeats", type=int, default=2, help="rounds that also time the naive kernel (slow)")
     parser.add_argument("--scipy-up-to", type=int, default=2048, help="largest n to time scipy at (it is slow)")
     parser.add_argument("--tune", action="store_true", help="write the fastest configurations to the tuning table")
+    parser.add_argument("--tuning", default=None, metavar="FILE",
+                        help="--tune writes this table (default: the one this source tree ships)")
     parser.add_argument("--json", default=None, help="also save every measurement here")
     parser.add_argument("--no-independent-ceiling", action="store_true",
                         help="skip polyfw/ceiling.py (a C++ micro-kernel over every register-block "
@@ -240,7 +242,8 @@ def main() -> None:
                 best = max((r for r in results if r.get("n") == n and r["dtype"] == dtype
                             and r["name"].startswith("polyfw")), key=lambda r: r["rate"])
                 family, params = parse_schedule(best["name"].split()[1])
-                written = write_winner(n, dtype, "cpu", family, params, cpu_key(), cpu["model"])
+                written = write_winner(n, dtype, "cpu", family, params, cpu_key(), cpu["model"],
+                                       args.tuning or shipped_path())
         print(f"wrote {written} for {cpu_key()}")
 
 

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from schedules.emitted import Workers
+from schedules.proofs import prove
 from schedules.races import racing_reads
 from schedules.schedule import Schedule
 from schedules.stages import stage_view
@@ -349,6 +350,7 @@ def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "bar
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
     if driver not in DRIVERS:
         raise ValueError(f"driver must be one of {', '.join(DRIVERS)}, got {driver!r}")
+    prove(schedule)  # before the cache: a copy compiled earlier is handed out only to a proved schedule
     key = (schedule.name, schedule.tree_text(), options, runtime, driver)
     if key in _COMPILED:
         return _COMPILED[key]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from schedules.proofs import prove
 from schedules.schedule import Schedule
 from schedules.stages import ROLES, stage_view
 from tiling.code_cache import load_module
@@ -169,6 +170,7 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels,
                      owned: bool = True) -> tuple[DataflowRun, str]:
     """The dataflow runtime for `schedule` over the compiled kernel module `kernels`; `owned`:
     workers take their own block rows first."""
+    prove(schedule)
     if not covers(None, schedule.tile):
         raise RuntimeError(f"tile {schedule.tile}: the direct predecessors do not cover the tile relation")
     source = dataflow_source(schedule.tile, options, kernels.__name__)

@@ -9,20 +9,15 @@ point by point. Either way the tree gets the stage view's marks plus a
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
 import islpy as isl
 
-from schedules import emitted, flatten, legality
 from schedules.emitted import UnsafeCodeError, Workers, check_emitted
+from schedules.proofs import UNSAFE, proof_path, prove
 from schedules.schedule import Schedule
 from schedules.stages import STAGE_MARK, TASK_MARK, compact_loops, mark_stages
-from tiling import dependences, isl_utils, model
-from tiling.code_cache import cache_dir
 from tiling.isl_ast import Hooks, build_ast, node_to_python
 
 PARALLEL_MARK = "parallel"
@@ -43,6 +38,9 @@ class Front:
     level: str
     n: int
     tile: int
+    #: the schedule was handed over with schedules.unsafe_run_unproved: nothing is proved, the code
+    #: runs what the tree declares
+    unproved: bool = False
 
     @property
     def parameters(self) -> dict[str, int]:
@@ -58,27 +56,20 @@ class Front:
         POLYFW_PROVE_ALWAYS=1 proves again anyway: mutation testing changes the checker's
         behaviour without changing its files.
         """
+        if self.unproved:
+            return
         tile = self.tile if self.level == "tile" else 1
         unreported = sorted(parallel_marks(self.ast) - set(regions))
         if unreported:
             raise UnsafeCodeError(f"refusing {what}: parallel region {unreported[0]} was written without a record of "
                                   "what it runs at once, so it cannot be proved")
         regions_text = sorted((mark, region.label, sorted(region.depths)) for mark, region in regions.items())
-        key = hashlib.sha256(f"{_checker_source()}\n{self.tree.to_str()}\n{regions_text}\n{self.n} {tile}".encode())
-        proof = cache_dir() / "proofs" / key.hexdigest()[:32]
+        proof = proof_path(f"emitted\n{self.tree.to_str()}\n{regions_text}\n{self.n} {tile}")
         if proof.exists() and os.environ.get("POLYFW_PROVE_ALWAYS") != "1":
             return
         check_emitted(self.tree, regions, self.n, tile, what)
-        proof.parent.mkdir(exist_ok=True)
+        proof.parent.mkdir(parents=True, exist_ok=True)
         proof.write_text(f"{what}: proved\n")
-
-
-@cache
-def _checker_source() -> str:
-    """The code a proof depends on: a changed checker or dependence model proves again."""
-    modules = (emitted, flatten, legality, dependences, model, isl_utils)
-    versions = f"islpy {isl.__version__} {isl.isl_version()}\n"
-    return versions + "".join(Path(module.__file__).read_text() for module in modules)
 
 
 class MarkState:
@@ -153,13 +144,14 @@ def mark_parallel(tree: isl.Schedule) -> isl.Schedule:
 
 
 def prepare(schedule: Schedule) -> Front:
-    """The marked tree and AST to generate code from."""
+    """The marked tree and AST to generate code from, once the tree's order is proved (schedules.proofs)."""
     if schedule.n is None:
         raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n to generate code")
+    unproved = prove(schedule).model == UNSAFE
     tile_level = schedule.tile_tree is not None and schedule.original_point_order and schedule.tile > 1
     tree = schedule.tile_tree if tile_level else schedule.tree
     marked = mark_parallel(compact_loops(mark_stages(tree)))
-    return Front(marked, build_ast(marked), "tile" if tile_level else "point", schedule.n, schedule.tile)
+    return Front(marked, build_ast(marked), "tile" if tile_level else "point", schedule.n, schedule.tile, unproved)
 
 
 def isl_c_source(front: Front) -> str:

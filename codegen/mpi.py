@@ -29,6 +29,7 @@ import numba
 import numpy as np
 
 from schedules.distribute import A_OPERAND, B_OPERAND, DistributedPlan, Grid, grid_for, plan_distribution
+from schedules.proofs import prove
 from schedules.schedule import Schedule
 from tiling.code_cache import load_module
 from tiling.graphs import INT32_INF
@@ -596,6 +597,7 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
     if chosen.size != size:
         raise ValueError(f"grid {chosen.rows} x {chosen.cols} needs {chosen.size} processes; "
                          f"mpiexec started {size}")
+    prove(schedule)
     plan = plan_distribution(schedule, chosen, lookahead)
     options = KernelOptions(dtype=dtype, register_block=None if register_block is None else tuple(register_block),
                             predecessors=predecessors, semiring=semiring)

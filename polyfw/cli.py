@@ -248,7 +248,7 @@ def _explore(args: argparse.Namespace, runner) -> int:
     from .explore_plots import plot_exploration
     from .space import RUN_AXES, Space
     from .store import Store
-    from .tuning import write_winner
+    from .tuning import read_table, target_rows, write_winner
 
     values = {name: [int(v) if v.lstrip("-").isdigit() else v for v in given] for name, given in args.axis}
     if args.register_blocks:
@@ -293,8 +293,9 @@ def _explore(args: argparse.Namespace, runner) -> int:
 
         family, params = parse_schedule(found.candidates[best.key].schedule_text)
         machine = best.machine_description.get("model", "")
-        print(f"wrote {write_winner(args.n, args.dtype, args.target, family, params, best.machine, machine)}: "
-              f"{family} {params} for n <= {args.n}")
+        written = write_winner(args.n, args.dtype, args.target, family, params, best.machine, machine, args.tuning)
+        row = next(r for r in target_rows(read_table(written), args.target, best.machine)[args.dtype] if r[0] == args.n)
+        print(f"wrote {written}: {family} {params} for n <= {args.n}, proved legal for n in {row[3][0]}..{row[3][1]}")
     return 1 if any(r.status == "wrong" for r in found.records) else 0
 
 
@@ -615,8 +616,11 @@ def build_parser() -> argparse.ArgumentParser:
     exploration.add_argument("--export", default=None, help="also write the whole store to this .csv or .json")
     exploration.add_argument("--plot", default="polyfw-explore.png", help="Pareto and predicted-vs-measured plot")
     exploration.add_argument("--tune", action="store_true",
-                             help="write the winner into the tuning table solve(schedule='auto') reads "
-                                  "($POLYFW_TUNING or polyfw/tuning.json)")
+                             help="write the winner, proved for the sizes it stands for, into the user's tuning "
+                                  "table solve(schedule='auto') reads over the shipped one")
+    exploration.add_argument("--tuning", default=None, metavar="FILE",
+                             help="the table --tune writes (default: $POLYFW_TUNING, else tuning.json in the user "
+                                  "data directory)")
     exploration.add_argument("--mutate", action="store_true",
                              help="also mutate the families' trees: prove, verify and time the novel legal orders")
     exploration.add_argument("--no-ceiling", dest="ceiling", action="store_false",

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from codegen import generate
-from codegen.register_blocks import cpu_key
 from codegen.targets import TARGETS
 from schedules.families import FAMILIES, build
 from schedules.parameters import FAMILY_PARAMETERS, parameter
@@ -27,7 +26,7 @@ from tiling.semirings import semiring as find_semiring
 from .errors import NegativeCycleError
 from .method import MethodChoice, choose_method
 from .sparse import as_csr, johnson
-from .tuning import TUNED_PER_CPU, tuning_table
+from .tuning import applies, machine_tuning, tuned_rows, tuning_table
 
 log = logging.getLogger("polyfw")
 
@@ -125,31 +124,21 @@ def run_settings(schedule: str | Schedule, n: int, dtype: str, target: str) -> d
     return TARGETS[target].read_options(mine)
 
 
-def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
-    """The table's entries for `target` measured on this CPU if it has any (the fastest
-    configuration differs between CPUs), else its entries for any machine."""
-    if target in TUNED_PER_CPU:
-        here = table.get("by_cpu", {}).get(cpu_key(), {})
-        if target in here:
-            return here[target]
-    return table.get(target, {})
-
-
 #: a target whose kernels are another's: until it is tuned itself, that one's winners stand in
 TUNING_STAND_INS = {"mpi": "cpu"}
 
 
 def auto_configuration(n: int, dtype: str, target: str = "cpu") -> tuple[str, dict[str, Any]]:
-    """The tuning table's configuration for this size, dtype and target."""
-    rows = machine_tuning(tuning_table(), target).get(dtype) or tuning_table().get(target, {}).get(dtype)
+    """The tuning tables' configuration for this size, dtype and target: the first row, the
+    user's before the shipped ones, that stands for n and is proved legal there
+    (polyfw.tuning.applies), else classic with the default tile."""
+    rows = tuned_rows(target, dtype)
     if not rows and target in TUNING_STAND_INS:
         return auto_configuration(n, dtype, TUNING_STAND_INS[target])
-    if not rows:
-        return "classic", {"tile": DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])}
-    for up_to, family, params in rows:
-        if n <= up_to:
-            return family, _hashable(params)
-    return rows[-1][1], _hashable(rows[-1][2])
+    for row in rows:
+        if applies(row, n):
+            return row[1], _hashable(row[2])
+    return "classic", {"tile": DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])}
 
 
 def _hashable(params: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +171,22 @@ def _build_once(family: str, n: int, tile: int | None, params: tuple) -> Schedul
     return build(family, n, tile, **dict(params))
 
 
+def build_configuration(family: str, params: dict[str, Any], n: int | None, target: str = "cpu") -> Schedule:
+    """The schedule a configuration (a tuning-table entry, a parsed schedule text) names, for n
+    vertices or (n=None) parametric in n: the tile clipped to n, kappa to the blocks a side."""
+    params = {key: value for key, value in params.items() if key not in RUN_SETTINGS}  # how it runs, not which
+    tile_size = int(params.pop("tile", params.pop("base", DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"]))))
+    if n is not None:
+        tile_size = min(tile_size, n)
+        if family == "generalized":
+            params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))
+    elif family == "generalized":
+        params.setdefault("kappa", DEFAULT_KAPPA)
+    if family == "recursive":
+        params["base"] = tile_size
+    return _build_once(family, n, None if family == "recursive" else tile_size, tuple(sorted(params.items())))
+
+
 def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str = "cpu",
                      tile: int | None = None, kappa: int | None = None) -> Schedule:
     """A concrete schedule for an n-vertex problem from a family name, 'auto', or a Schedule."""
@@ -197,14 +202,7 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
         params["tile"] = tile
     if kappa is not None:
         params["kappa"] = kappa
-    for setting in RUN_SETTINGS:  # how the schedule runs, not which (run_settings)
-        params.pop(setting, None)
-    tile_size = min(int(params.pop("tile", params.pop("base", DEFAULT_TILES.get(target, DEFAULT_TILES["cpu"])))), n)
-    if family == "generalized":
-        params["kappa"] = min(int(params.get("kappa", DEFAULT_KAPPA)), -(-n // tile_size))
-    if family == "recursive":
-        params["base"] = tile_size
-    chosen = _build_once(family, n, None if family == "recursive" else tile_size, tuple(sorted(params.items())))
+    chosen = build_configuration(family, params, n, target)
     if schedule == "auto":
         log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)
     return chosen

@@ -1,34 +1,128 @@
 """The tuning table `solve(schedule='auto')` reads: where it lives, and how a winner is written in.
 
-The shipped table is polyfw/tuning.json; POLYFW_TUNING names another file (a user's own, or a
-test's), read and written instead. Entries are [up_to_n, family, parameters] per dtype, under
-the CPU they were measured on for the targets that run on it (by_cpu.<cpu key>.cpu, .mpi) and
-per target otherwise.
+Two files make the table. The package ships polyfw/tuning.json, read only. A user's own
+winners (polyfw explore --tune, benchmarks/cpu.py --tune) go to the user's file: --tuning FILE,
+else $POLYFW_TUNING, else tuning.json in the platform's user data directory; its entries take
+the place of the shipped ones for the same CPU, target and dtype. Entries are
+[up_to_n, family, parameters, [first_n, last_n]] per dtype, under the CPU they were measured on
+for the targets that run on it (by_cpu.<cpu key>.cpu, .mpi) and per target otherwise. The last
+pair is the range of n the schedule is proved legal for: an entry is applied only inside it.
 """
 from __future__ import annotations
 
 import json
 import os
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import islpy as isl
+
+from codegen.register_blocks import cpu_key
+from schedules.legality import illegal_sizes
+from schedules.proofs import prove
 
 #: an entry's up_to that stands for every larger n
 EVERY_LARGER_N = 10**9
 #: targets whose winners are kept per CPU (the fastest configuration differs between CPUs)
 TUNED_PER_CPU = ("cpu", "mpi")
+_READ: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
+def shipped_path() -> Path:
+    """The table the package ships (read only: the installed package is never written)."""
+    return Path(str(resources.files("polyfw").joinpath("tuning.json")))
+
+
+def user_data_dir() -> Path:
+    """The platform's directory for a user's application data (XDG on Linux)."""
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "polyfw"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "polyfw"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "polyfw"
 
 
 def tuning_path() -> Path:
-    """The file read and written: $POLYFW_TUNING, else the package's tuning.json."""
+    """The user's table, read over the shipped one and written by --tune: $POLYFW_TUNING, else
+    tuning.json in the user data directory."""
     given = os.environ.get("POLYFW_TUNING")
-    return Path(given) if given else Path(str(resources.files("polyfw").joinpath("tuning.json")))
+    return Path(given) if given else user_data_dir() / "tuning.json"
+
+
+def read_table(path: Path) -> dict[str, Any]:
+    """One table file ({} if absent), read again only when it changes."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return {}
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = _READ.get(path)
+    if known is None or known[0] != stamp:
+        known = (stamp, json.loads(path.read_text()))
+        _READ[path] = known
+    return known[1]
+
+
+def _overlay(shipped: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
+    """`shipped` with `mine`'s entries in place of its own, dict by dict (a dtype's rows whole)."""
+    merged = dict(shipped)
+    for key, value in mine.items():
+        merged[key] = _overlay(shipped[key], value) if isinstance(value, dict) and isinstance(
+            shipped.get(key), dict) else value
+    return merged
 
 
 def tuning_table() -> dict[str, Any]:
-    """The table of fastest configurations (benchmarks/cpu.py --tune and polyfw explore --tune write it)."""
-    path = tuning_path()
-    return json.loads(path.read_text()) if path.exists() else {}
+    """The table of fastest configurations: the shipped one with the user's entries over it."""
+    return _overlay(read_table(shipped_path()), read_table(tuning_path()))
+
+
+def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
+    """A table's entries for `target` measured on this CPU if it has any (the fastest
+    configuration differs between CPUs), else its entries for any machine."""
+    if target in TUNED_PER_CPU:
+        here = table.get("by_cpu", {}).get(cpu_key(), {})
+        if target in here:
+            return here[target]
+    return table.get(target, {})
+
+
+def tuned_rows(target: str, dtype: str) -> list[list]:
+    """The rows that may stand for a size, the user's table's first, then the shipped table's."""
+    rows: list[list] = []
+    for table in (read_table(tuning_path()), read_table(shipped_path())):
+        rows += machine_tuning(table, target).get(dtype) or table.get(target, {}).get(dtype) or []
+    return rows
+
+
+def applies(row: list, n: int) -> bool:
+    """Whether a table row stands for n: n is within its up_to and the range it was proved for."""
+    first, last = row[3] if len(row) > 3 else (1, EVERY_LARGER_N)
+    return n <= row[0] and first <= n <= last
+
+
+def proved_sizes(family: str, params: dict[str, Any], n: int, target: str = "cpu") -> tuple[int, int]:
+    """The widest range of sizes around n for which the configuration is proved legal: from its
+    parametric tree where the family builds one (isl gives every n it breaks a dependence at),
+    else n alone, proved at n."""
+    from .solve import build_configuration  # solve reads this module's table
+
+    try:
+        parametric = build_configuration(family, dict(params), None, target)
+    except ValueError:  # a family whose tree needs a concrete n (recursive)
+        prove(build_configuration(family, dict(params), n, target))
+        return n, n
+    illegal = isl.Set.from_params(illegal_sizes(parametric)).move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, 1)
+    if not illegal.intersect(isl.Set(f"{{ [m] : m = {n} }}")).is_empty():
+        raise ValueError(f"{family} {params} is illegal at n = {n}: it cannot be tuned there")
+    below = illegal.intersect(isl.Set(f"{{ [m] : m < {n} }}"))
+    above = illegal.intersect(isl.Set(f"{{ [m] : m > {n} }}"))
+    first = 1 if below.is_empty() else below.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() + 1
+    last = EVERY_LARGER_N if above.is_empty() else min(
+        EVERY_LARGER_N, above.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() - 1)
+    return first, last
 
 
 def as_text_values(params: dict[str, Any]) -> dict[str, Any]:
@@ -38,27 +132,41 @@ def as_text_values(params: dict[str, Any]) -> dict[str, Any]:
             for name, value in params.items()}
 
 
-def merge_winner(entries: list[list], n: int, family: str, params: dict[str, Any]) -> list[list]:
+def merge_winner(entries: list[list], n: int, family: str, params: dict[str, Any],
+                 proved: tuple[int, int] = (1, EVERY_LARGER_N)) -> list[list]:
     """`entries` with the winner for n in place of the entry for that n; the winner at the largest
-    measured n also stands for every larger n."""
+    measured n also stands for every larger n it is proved for. `proved`: the range of n the
+    winner is proved legal for, kept with it."""
+    winner = [n, family, dict(params), list(proved)]
     kept = sorted((e for e in entries if e[0] != n), key=lambda e: e[0])
-    merged = sorted(kept + [[n, family, dict(params)]], key=lambda e: e[0])
+    merged = sorted(kept + [winner], key=lambda e: e[0])
     largest = max(e[0] for e in merged if e[0] < EVERY_LARGER_N)
     if largest == n:
-        merged = [e for e in merged if e[0] < EVERY_LARGER_N] + [[EVERY_LARGER_N, family, dict(params)]]
+        merged = [e for e in merged if e[0] < EVERY_LARGER_N] + [[EVERY_LARGER_N, *winner[1:]]]
     return merged
 
 
-def write_winner(n: int, dtype: str, target: str, family: str, params: dict[str, Any], machine_key: str,
-                 machine_model: str) -> Path:
-    """Put the winner for (n, dtype, target) into the table; returns the file written."""
-    path = tuning_path()
-    table = tuning_table()
+def target_rows(table: dict[str, Any], target: str, machine_key: str, machine_model: str = "") -> dict[str, Any]:
+    """The rows by dtype that `table` keeps for `target` (on this CPU for TUNED_PER_CPU), made if absent."""
     if target in TUNED_PER_CPU:
         here = table.setdefault("by_cpu", {}).setdefault(machine_key, {"model": machine_model})
-        rows = here.setdefault(target, {})
-    else:
-        rows = table.setdefault(target, {})
-    rows[dtype] = merge_winner(rows.get(dtype, []), n, family, as_text_values(params))
-    path.write_text(json.dumps(table, indent=2) + "\n")
+        return here.setdefault(target, {})
+    return table.setdefault(target, {})
+
+
+def write_winner(n: int, dtype: str, target: str, family: str, params: dict[str, Any], machine_key: str,
+                 machine_model: str, path: Path | str | None = None) -> Path:
+    """Prove the winner for every size it will stand for, put it into the user's table (or `path`:
+    benchmarks/cpu.py regenerates the shipped one in a source tree so) for (n, dtype, target), and
+    return the file written."""
+    path = Path(path) if path is not None else tuning_path()
+    proved = proved_sizes(family, params, n, target)
+    table = read_table(path) if path.exists() else {}
+    table = json.loads(json.dumps(table))  # a copy: the cached one stays as read
+    rows = target_rows(table, target, machine_key, machine_model)
+    rows[dtype] = merge_winner(rows.get(dtype, []), n, family, as_text_values(params), proved)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(table, indent=2) + "\n")
+    temporary.replace(path)
     return path

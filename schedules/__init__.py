@@ -2,6 +2,7 @@
 from .cost import CostReport, cost
 from .families import FAMILIES, build, from_spec
 from .legality import IllegalScheduleError, MalformedScheduleError, Verdict, Violation, check, find_violations
+from .proofs import RefusedScheduleError, prove, unsafe_run_unproved
 from .schedule import Schedule, from_tree
 from .schedule_map import ScheduleMap
 from .simulate import execute
@@ -25,4 +26,7 @@ __all__ = [
     "Violation",
     "check",
     "find_violations",
+    "prove",
+    "RefusedScheduleError",
+    "unsafe_run_unproved",
 ]

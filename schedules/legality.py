@@ -254,6 +254,24 @@ def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed",
     return _violations(flat, dependence_model(model, flat.n))
 
 
+def illegal_sizes(schedule: Schedulable | ScheduleMap) -> isl.Set:
+    """The values of n for which a schedule written parametric in n breaks a relaxed dependence
+    (empty: legal for every n). What a tuning table needs to know before it stores a winner for
+    a range of sizes: classic stages SD-DD-I with tile 64 are illegal exactly from n = 65 on."""
+    tiles = schedule.tile_schedule_map() if hasattr(schedule, "tile_schedule_map") else None
+    timing = tiles if tiles is not None else _as_schedule_map(schedule)
+    if timing.n is not None:
+        raise ValueError(f"{schedule.name} is built for n = {timing.n}; build it parametric in n (n=None)")
+    relations = _named_relations(dependence_model("relaxed", None))
+    if tiles is not None:
+        relations = {name: (tile_lift(relation, None, tiles.tile), exclusive)
+                     for name, (relation, exclusive) in relations.items()}
+    sizes = model.domain(None).params().subtract(model.domain(None).params())
+    for broken in _broken_pairs(timing, relations).values():
+        sizes = sizes.union(broken.params())
+    return sizes.coalesce()
+
+
 def check(schedule: Schedulable | ScheduleMap, model: str = "relaxed", semiring: str = "min-plus") -> Verdict:
     """Prove `schedule` legal under `model` ('relaxed' or 'exact') for `semiring`; raise
     IllegalScheduleError otherwise (UnsupportedSemiringError for a semiring the model excludes)."""

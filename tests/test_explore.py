@@ -8,15 +8,18 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
+import polyfw
 from polyfw.cli import main
 from polyfw.explore import Exploration, Problem, explore, order_candidates
 from polyfw.solve import auto_configuration, parse_schedule, resolve_schedule
 from polyfw.space import Candidate, Space, label
 from polyfw.store import Record, Store
-from polyfw.tuning import EVERY_LARGER_N, merge_winner, tuning_table, write_winner
+from polyfw.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table, write_winner
 from codegen.register_blocks import cpu_key
 from schedules import build
 from schedules.parameters import FAMILY_PARAMETERS
+from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
+from tiling.graphs import as_float_distances, random_graph
 
 
 def test_the_space_takes_each_axis_from_the_declared_parameters():
@@ -157,22 +160,51 @@ def test_the_model_strategy_measures_its_top_then_refines(tmp_path):
 
 def test_a_winner_goes_into_the_tuning_table_solve_reads(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
-    assert tuning_table() == {}
+    assert read_table(tuning_path()) == {}
     write_winner(64, "float32", "cpu", "generalized", {"tile": 16, "kappa": 2}, cpu_key(), "a CPU")
     write_winner(32, "float32", "cpu", "classic", {"tile": 8}, cpu_key(), "a CPU")
     rows = tuning_table()["by_cpu"][cpu_key()]["cpu"]["float32"]
-    assert rows == [[32, "classic", {"tile": 8}], [64, "generalized", {"tile": 16, "kappa": 2}],
-                    [EVERY_LARGER_N, "generalized", {"tile": 16, "kappa": 2}]]
+    every = [1, EVERY_LARGER_N]  # both proved for every n
+    assert rows == [[32, "classic", {"tile": 8}, every], [64, "generalized", {"tile": 16, "kappa": 2}, every],
+                    [EVERY_LARGER_N, "generalized", {"tile": 16, "kappa": 2}, every]]
     assert auto_configuration(20, "float32") == ("classic", {"tile": 8})
     assert auto_configuration(50, "float32") == ("generalized", {"tile": 16, "kappa": 2})
 
 
+def test_a_winner_legal_only_for_some_sizes_is_applied_only_there(tmp_path, monkeypatch):
+    # classic stages SD-DD-I are legal while one tile covers the graph: isl says up to n = 64
+    monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
+    write_winner(64, "float32", "cpu", "classic", {"tile": 64, "stages": ("SD", "DD", "I")}, cpu_key(), "a CPU")
+    rows = read_table(tuning_path())["by_cpu"][cpu_key()]["cpu"]["float32"]
+    assert [row[3] for row in rows] == [[1, 64], [1, 64]]
+    assert auto_configuration(64, "float32") == ("classic", {"tile": 64, "stages": "SD-DD-I"})
+    family, params = auto_configuration(512, "float32")
+    assert params.get("stages", "I-SD-DD") == "I-SD-DD"  # the shipped table's or the default: legal
+    graph = random_graph(512, 512 * 8, seed=2)
+    expected = scipy_floyd_warshall(graph.to_sparse().tocsr())
+    assert np.array_equal(as_float_distances(polyfw.solve(graph, dtype="float32")), expected)
+    # a recursive winner (its tree needs a concrete n) is proved at the size measured only
+    write_winner(48, "float32", "cpu", "recursive", {"base": 8}, cpu_key(), "a CPU")
+    assert read_table(tuning_path())["by_cpu"][cpu_key()]["cpu"]["float32"][0][3] == [48, 48]
+
+
+def test_a_users_tuning_goes_to_the_user_data_directory_never_into_the_package(tmp_path, monkeypatch):
+    monkeypatch.delenv("POLYFW_TUNING", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    shipped = shipped_path().read_bytes()
+    written = write_winner(40, "int32", "cpu", "classic", {"tile": 8}, cpu_key(), "a CPU")
+    assert written == tmp_path / "polyfw" / "tuning.json" and shipped_path().read_bytes() == shipped
+    assert auto_configuration(40, "int32") == ("classic", {"tile": 8})  # the user's row first
+    assert tuning_table()["about"] == read_table(shipped_path())["about"]  # the shipped rows under it
+
+
 def test_merge_winner_replaces_the_entry_of_that_n():
-    entries = [[1024, "classic", {"tile": 128}], [EVERY_LARGER_N, "classic", {"tile": 256}]]
-    assert merge_winner(entries, 512, "recursive", {"base": 64}) == [
-        [512, "recursive", {"base": 64}], [1024, "classic", {"tile": 128}], [EVERY_LARGER_N, "classic", {"tile": 256}]]
-    assert merge_winner(entries, 1024, "recursive", {"base": 64})[-2:] == [
-        [1024, "recursive", {"base": 64}], [EVERY_LARGER_N, "recursive", {"base": 64}]]
+    every = [1, EVERY_LARGER_N]
+    entries = [[1024, "classic", {"tile": 128}, every], [EVERY_LARGER_N, "classic", {"tile": 256}, every]]
+    assert merge_winner(entries, 512, "recursive", {"base": 64}, (512, 512)) == [
+        [512, "recursive", {"base": 64}, [512, 512]], *entries]
+    assert merge_winner(entries, 1024, "recursive", {"base": 64}, (1024, 1024))[-2:] == [
+        [1024, "recursive", {"base": 64}, [1024, 1024]], [EVERY_LARGER_N, "recursive", {"base": 64}, [1024, 1024]]]
 
 
 def test_the_explore_command_writes_the_store_the_plot_and_the_tuning_table(tmp_path, monkeypatch, capsys):
@@ -185,8 +217,9 @@ def test_the_explore_command_writes_the_store_the_plot_and_the_tuning_table(tmp_
     out = capsys.readouterr().out
     assert "cost model: Kendall tau" in out and "wrote" in out and plot.stat().st_size > 10_000
     assert len(list(csv.DictReader(open(tmp_path / "s.csv")))) == 2 * 3 + 2 * 2 * 3  # classic: 2 tiles x 3 runtimes; recursive: also paired or not
-    rows = next(iter(tuning_table()["by_cpu"].values()))["cpu"]["float32"]
+    rows = read_table(tuning_path())["by_cpu"][cpu_key()]["cpu"]["float32"]
     assert rows[0][0] == 24 and rows[0][1] in ("classic", "recursive")
+    assert f"for n <= 24, proved legal for n in {rows[0][3][0]}..{rows[0][3][1]}" in out
 
 
 def test_every_measured_record_is_exact_against_the_naive_kernel():

@@ -18,11 +18,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from schedules.proofs import prove
+from schedules.emitted import check_task_graph
+from schedules.proofs import UNSAFE, prove
 from schedules.schedule import Schedule
 from schedules.stages import ROLES, stage_view
 from tiling.code_cache import load_module
-from tiling.tile_dependences import covers, readiness_source
+from tiling.tile_dependences import PredecessorRule, predecessor_rules, readiness_source
 
 from .kernels import KERNEL_NUMBERS, ROLE_KERNELS, KernelOptions
 
@@ -105,10 +106,13 @@ _DISPATCH = {
 }
 
 
-def dataflow_source(tile: int, options: KernelOptions, kernels_module: str) -> str:
-    """The runtime's module for one tile size over one kernel module (n is a runtime argument)."""
+def dataflow_source(tile: int, options: KernelOptions, kernels_module: str,
+                    rules: tuple[PredecessorRule, ...] | None = None) -> str:
+    """The runtime's module for one tile size over one kernel module (n is a runtime argument);
+    `rules`: the readiness rules to render (default: isl's direct predecessors for this tile)."""
     load = "load_acquire(level, ({i}) * blocks + ({j}))"
-    readiness = "\n".join("    " + line for line in readiness_source(None, tile, load).splitlines())
+    rules = predecessor_rules(None, tile) if rules is None else rules
+    readiness = "\n".join("    " + line for line in readiness_source(rules, load).splitlines())
     imports = "relax_layers_pred" if options.predecessors else "relax_layers, relax_product"
     dispatch = _DISPATCH[options.predecessors].replace("{product}", str(KERNEL_NUMBERS["relax_product"]))
     return (_SOURCE.replace("{readiness}", readiness).replace("{dispatch}", dispatch)
@@ -122,11 +126,6 @@ def priority_calls(schedule: Schedule) -> np.ndarray:
         raise ValueError(f"the dataflow runtime runs tile-level schedules (the families); {schedule.name} "
                          f"is given over points only")
     view = stage_view(schedule.tile_tree, schedule.n, schedule.tile)
-    blocks = -(-schedule.n // schedule.tile)
-    seen = np.unique(view.units[:, 0] * blocks * blocks + view.units[:, 1] * blocks + view.units[:, 2])
-    if len(view.units) != blocks**3 or len(seen) != blocks**3:
-        raise ValueError(f"{schedule.name} does not run every tile-layer exactly once; the dataflow runtime "
-                         f"needs each block to take its {blocks} layers")
     kernel_of_role = {number: KERNEL_NUMBERS[ROLE_KERNELS.get(role, "relax_layers")]
                       for number, role in enumerate(ROLES)}
     kernels = np.array([kernel_of_role.get(int(role), KERNEL_NUMBERS["relax_layers"]) for role in view.role])
@@ -170,10 +169,12 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels,
                      owned: bool = True) -> tuple[DataflowRun, str]:
     """The dataflow runtime for `schedule` over the compiled kernel module `kernels`; `owned`:
     workers take their own block rows first."""
-    prove(schedule)
-    if not covers(None, schedule.tile):
-        raise RuntimeError(f"tile {schedule.tile}: the direct predecessors do not cover the tile relation")
-    source = dataflow_source(schedule.tile, options, kernels.__name__)
+    unproved = prove(schedule).model == UNSAFE
+    rules = predecessor_rules(None, schedule.tile)
+    calls = priority_calls(schedule)
+    if not unproved:
+        check_task_graph(calls[:, 1:], schedule.n, schedule.tile, rules, f"the dataflow runtime for {schedule.name}")
+    source = dataflow_source(schedule.tile, options, kernels.__name__, rules)
     runtime = load_module(source, "dataflow").run_dataflow
     matrix = f"{options.dtype}[:, ::1]"
     pred = ", int32[:, ::1]" if options.predecessors else ""
@@ -182,4 +183,4 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels,
         runtime.compile(f"void({matrix}{pred}, {vector}, {table}, {vector}, {vector}, {vector}, {vector}, {table}, "
                         f"{vector}, {vector}, int64, int64, int64)")
         runtime.disable_compile()
-    return DataflowRun(runtime, priority_calls(schedule), schedule.n, schedule.tile, owned), source
+    return DataflowRun(runtime, calls, schedule.n, schedule.tile, owned), source

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
-from schedules.distribute import A_OPERAND, B_OPERAND, DistributedPlan, Grid, grid_for, plan_distribution
-from schedules.proofs import prove
+from schedules.distribute import A_OPERAND, B_OPERAND, DistributedPlan, Grid, check_plan, grid_for, plan_distribution
+from schedules.proofs import UNSAFE, prove
 from schedules.schedule import Schedule
 from tiling.code_cache import load_module
 from tiling.graphs import INT32_INF
+from tiling.tile_dependences import predecessor_rules
 
 from .kernels import KERNEL_NUMBERS, KernelOptions
 
@@ -597,8 +598,11 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
     if chosen.size != size:
         raise ValueError(f"grid {chosen.rows} x {chosen.cols} needs {chosen.size} processes; "
                          f"mpiexec started {size}")
-    prove(schedule)
+    unproved = prove(schedule).model == UNSAFE
     plan = plan_distribution(schedule, chosen, lookahead)
+    if not unproved:
+        check_plan(plan, predecessor_rules(None, schedule.tile), f"the mpi plan for {schedule.name} on {chosen.rows} x "
+                   f"{chosen.cols} processes")
     options = KernelOptions(dtype=dtype, register_block=None if register_block is None else tuple(register_block),
                             predecessors=predecessors, semiring=semiring)
     # rank 0 compiles (and may measure the register block) first; the others then read the caches

@@ -23,7 +23,9 @@ from functools import cached_property
 
 import numpy as np
 
-from tiling.tile_dependences import covers
+from tiling.tile_dependences import PredecessorRule
+
+from .emitted import UnsafeCodeError, check_task_graph
 
 from .simulate import tile_predecessors
 from .stages import stage_view
@@ -176,24 +178,57 @@ def _operands(units: np.ndarray, blocks: int) -> np.ndarray:
     return np.column_stack([np.where(jb == kb, -1, a_block), np.where(ib == kb, -1, b_block)])
 
 
-def _check_operands_cover(units: np.ndarray, operands: np.ndarray, n: int, tile: int, name: str) -> None:
-    """Every direct predecessor of a unit is its own block's previous layer or an operand producer."""
-    if not covers(None, tile):
-        raise RuntimeError(f"tile {tile}: the direct predecessors do not cover the tile relation")
-    own_previous = np.where(units[:, 0] > 0, 0, -1)
-    for v, waited in enumerate(tile_predecessors(units, n, tile)):
-        # an operand read after its layer kb is at least as new as any older layer it must follow
-        # (a last block one wide: its own layer moves nothing, so isl names the layer before)
-        fresh_enough = {(int(units[x, 1]), int(units[x, 2])): int(units[x, 0]) for x in operands[v] if x >= 0}
-        if own_previous[v] == 0:
-            fresh_enough[(int(units[v, 1]), int(units[v, 2]))] = int(units[v, 0]) - 1
-        missing = {u for u in waited
-                   if fresh_enough.get((int(units[u, 1]), int(units[u, 2])), -1) < int(units[u, 0])}
-        if missing:
-            u = units[min(missing)]
-            raise RuntimeError(f"{name}: tile-layer T{units[v].tolist()} waits for T{u.tolist()}, which is neither "
-                               "its block's previous layer nor one of its operand blocks; the MPI runtime cannot "
-                               "order it")
+def check_plan(plan: DistributedPlan, rules: tuple[PredecessorRule, ...], what: str) -> None:
+    """Prove the plan an MPI run executes (its emitted artefact) against the relaxed tile relation.
+
+    `rules` are the readiness rules for the tile (tiling.tile_dependences), shown to order
+    every pair of the tile relation; then, tile-layer by tile-layer, what each waits for
+    reaches it: its own block's previous layer runs earlier on the same process (a block has
+    one owner), and every other block it waits for is one of its operands at a layer at least
+    as new, produced earlier in the plan's order (which every process follows, so no process
+    waits for a later one: no deadlock) and, when produced on another process, sent to this
+    one as that operand. A failure names the tile-layer and what it would miss.
+    """
+    units, blocks = plan.units, plan.blocks
+    check_task_graph(units, plan.n, plan.tile, rules, what)
+    owners = plan.grid.rank(units[:, 1], units[:, 2], blocks)
+    if not np.array_equal(owners, plan.owner):
+        v = int(np.nonzero(owners != plan.owner)[0][0])
+        raise UnsafeCodeError(f"refusing {what}: T{units[v].tolist()} runs on process {int(plan.owner[v])}, not on "
+                              f"its block's owner {int(owners[v])}")
+    position = np.full(blocks**3, -1, dtype=np.int64)
+    position[(units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2]] = np.arange(len(units))
+    sent = {(int(producer), int(receiver)): int(kinds) for producer, receiver, kinds in plan.sends}
+    for v, waited in enumerate(tile_predecessors(units, plan.n, plan.tile)):
+        kb, ib, jb = (int(x) for x in units[v])
+        for u in waited:
+            uk, ui, uj = (int(x) for x in units[u])
+            if (ui, uj) == (ib, jb):
+                problem = None if u < v else f"its block's layer {uk} runs after it"
+            else:
+                problem = _operand_problem(plan, v, u, position, sent)
+            if problem:
+                raise UnsafeCodeError(f"refusing {what}: T{[kb, ib, jb]} waits for T{[uk, ui, uj]}, but {problem}")
+
+
+def _operand_problem(plan: DistributedPlan, v: int, u: int, position: np.ndarray, sent: dict) -> str | None:
+    """Why tile-layer v would not see tile-layer u's block at u's layer or newer, or None."""
+    blocks = plan.blocks
+    kb, ib, jb = (int(x) for x in plan.units[v])
+    uk, ui, uj = (int(x) for x in plan.units[u])
+    for column, kind, block in ((0, A_OPERAND, (ib, kb)), (1, B_OPERAND, (kb, jb))):
+        if (ui, uj) != block or block == (ib, jb):
+            continue
+        producer = int(plan.operands[v, column])
+        if producer != int(position[(kb * blocks + ui) * blocks + uj]) or kb < uk:
+            return f"its {'a[i,k]' if column == 0 else 'a[k,j]'} operand is not block ({ui},{uj}) after layer {kb}"
+        if producer > v:
+            return f"that operand's layer runs after it (T{plan.units[producer].tolist()})"
+        if plan.owner[producer] != plan.owner[v] and not sent.get((producer, int(plan.owner[v])), 0) & kind:
+            return (f"block ({ui},{uj}) after layer {kb} is never sent from process {int(plan.owner[producer])} to "
+                    f"process {int(plan.owner[v])}")
+        return None
+    return f"block ({ui},{uj}) is none of its operands"
 
 
 def _lookahead_order(units: np.ndarray, operands: np.ndarray, owner: np.ndarray, urgent: np.ndarray,
@@ -296,12 +331,6 @@ def plan_distribution(schedule, grid: Grid, lookahead: bool = True, network: Net
             != blocks**3:
         raise ValueError(f"{schedule.name} does not run every tile-layer exactly once")
     operands = _operands(units, blocks)
-    _check_operands_cover(units, operands, n, tile, schedule.name)
-    late = [v for v in range(len(units)) for u in operands[v] if u > v]
-    if late:
-        v = late[0]
-        raise ValueError(f"{schedule.name} runs T{units[v].tolist()} before the layer its operand blocks are read "
-                         "at; the MPI runtime needs each operand's layer first")
     owner = grid.rank(units[:, 1], units[:, 2], blocks).astype(np.int64)
     if lookahead:
         sends = _sends(units, operands, owner)

@@ -14,16 +14,24 @@ order the dependences allow. Regions are checked separately, with only the
 instances that reach them, which keeps the proof cheap where a whole-tree
 proof is not (recursive trees at large n); the order between launches is
 the tree's own, proved by `schedules.check`.
+
+The runtimes without stages emit other artefacts, proved here too: the
+dataflow runtime a task list and the readiness rules its test is rendered
+from (check_task_graph); the MPI runtime a distributed plan, checked by
+schedules.distribute.check_plan.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
 import islpy as isl
+import numpy as np
 
 from tiling.dependences import dependence_model
 from tiling.isl_utils import image_of_point, lex_before_at, sample_pair
+from tiling.tile_dependences import PredecessorRule, rules_waits, unordered_pairs
 
 from .flatten import flatten_below
 from .legality import tile_lift
@@ -144,3 +152,39 @@ def check_emitted(tree: isl.Schedule, regions: Mapping[str, Workers], n: int, ti
     problems = find_unsafe(tree, regions, n, tile)
     if problems:
         raise UnsafeCodeError(f"refusing {what}: {problems[0]}")
+
+
+def _unit_numbers(units: np.ndarray, blocks: int) -> np.ndarray:
+    return (units[:, 0].astype(np.int64) * blocks + units[:, 1]) * blocks + units[:, 2]
+
+
+def check_every_tile_layer_once(units: np.ndarray, n: int, tile: int, what: str) -> None:
+    """Refuse a task list that misses a tile-layer or runs one twice."""
+    blocks = -(-n // tile)
+    counts = np.bincount(_unit_numbers(units, blocks), minlength=blocks**3) if len(units) else np.zeros(blocks**3)
+    wrong = np.nonzero(counts != 1)[0]
+    if len(wrong):
+        kb, rest = divmod(int(wrong[0]), blocks * blocks)
+        raise UnsafeCodeError(f"refusing {what}: it runs tile-layer T[{kb},{rest // blocks},{rest % blocks}] "
+                              f"{int(counts[wrong[0]])} times, not once")
+
+
+@cache
+def _rules_problem(tile: int, rules: tuple[PredecessorRule, ...]) -> str | None:
+    """A pair of the tile relation the rules leave unordered (for every n), in words, or None."""
+    unordered = unordered_pairs(None, tile, rules_waits(rules))
+    if unordered.is_empty():
+        return None
+    source, sink, params = sample_pair(unordered)
+    return (f"at n = {params.get('n')}, T[{','.join(map(str, sink))}] need not wait for T[{','.join(map(str, source))}], "
+            "which it depends on")
+
+
+def check_task_graph(units: np.ndarray, n: int, tile: int, rules: tuple[PredecessorRule, ...], what: str) -> None:
+    """The dataflow runtime's emitted artefacts: its task list runs every tile-layer once, and the
+    readiness rules its code was rendered from order every pair of the relaxed tile relation (a
+    task waits for its own block's layer and for each rule's block to be past the rule's layer)."""
+    check_every_tile_layer_once(units, n, tile, what)
+    problem = _rules_problem(tile, rules)
+    if problem:
+        raise UnsafeCodeError(f"refusing {what}: its readiness test is incomplete: {problem}")

@@ -109,3 +109,53 @@ def test_legal_schedules_still_solve_exactly_through_every_entry():
     for text in ("classic:tile=4", "classic:tile=4,stages=I-SD-DD", "generalized:tile=4,kappa=3",
                  "recursive:tile=4", "classic:tile=4,runtime=dataflow"):
         assert np.array_equal(as_float_distances(polyfw.solve(matrix, schedule=text)), expected), text
+
+
+def test_the_dataflow_runtimes_task_graph_is_proved_from_its_rules():
+    from schedules.emitted import UnsafeCodeError, check_task_graph
+    from tiling.tile_dependences import predecessor_rules
+
+    schedule = schedules.build("classic", 20, tile=4)
+    units = schedules.stage_view(schedule.tile_tree, 20, 4).units.astype(np.int64)
+    rules = predecessor_rules(None, 4)
+    check_task_graph(units, 20, 4, rules, "dataflow")
+    # a readiness test rendered without one of its rules lets a tile-layer run too early
+    with pytest.raises(UnsafeCodeError, match=r"^refusing dataflow: its readiness test is incomplete: at n = \d+, "
+                                              r"T\[.*\] need not wait for T\[.*\], which it depends on"):
+        check_task_graph(units, 20, 4, rules[1:], "dataflow")
+    with pytest.raises(UnsafeCodeError, match=r"runs tile-layer T\[\d+,\d+,\d+\] 0 times, not once"):
+        check_task_graph(units[1:], 20, 4, rules, "dataflow")
+
+
+def test_the_mpi_message_plan_is_proved_before_it_runs():
+    from dataclasses import replace
+
+    from schedules.distribute import Grid, check_plan, plan_distribution
+    from schedules.emitted import UnsafeCodeError
+    from tiling.tile_dependences import predecessor_rules
+
+    rules = predecessor_rules(None, 4)
+    for family, params in (("classic", {}), ("generalized", {"kappa": 2, "variant": "fused"})):
+        for lookahead in (True, False):
+            plan = plan_distribution(schedules.build(family, 22, tile=4, **params), Grid(2, 2), lookahead)
+            check_plan(plan, rules, "mpi")
+    # one message fewer: a process would compute with an old block
+    missing = replace(plan, sends=plan.sends[1:])
+    with pytest.raises(UnsafeCodeError, match=r"^refusing mpi: T\[\d+, \d+, \d+\] waits for T\[.*\], but block "
+                                              r"\(\d+,\d+\) after layer \d+ is never sent from process \d to process \d"):
+        check_plan(missing, rules, "mpi")
+    # a block moved to another process than its owner
+    moved = replace(plan, owner=(plan.owner + 1) % 4)
+    with pytest.raises(UnsafeCodeError, match=r"runs on process \d, not on its block's owner \d"):
+        check_plan(moved, rules, "mpi")
+    # the plan's order run backwards: operands after their readers
+    backwards = plan_distribution(schedules.build("classic", 22, tile=4), Grid(2, 2), False)
+    order = np.arange(len(backwards.units))[::-1]
+    renumber = np.empty_like(order)
+    renumber[order] = np.arange(len(order))
+    reversed_plan = replace(backwards, units=backwards.units[order], owner=backwards.owner[order],
+                            operands=np.where(backwards.operands[order] >= 0, renumber[np.maximum(
+                                backwards.operands[order], 0)], -1),
+                            sends=np.column_stack([renumber[backwards.sends[:, 0]], backwards.sends[:, 1:]]))
+    with pytest.raises(UnsafeCodeError, match=r"runs after it"):
+        check_plan(reversed_plan, rules, "mpi")

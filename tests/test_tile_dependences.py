@@ -55,7 +55,7 @@ def test_whole_blocks_follow_seed_004_rules_and_the_readiness_test_agrees(blocks
     # the generated test against the rule on level states just short of and at readiness
     namespace: dict = {}
     exec("def ready(level, kb, ib, jb):\n" + "\n".join("    " + line for line in
-                                                      readiness_source(n, tile).splitlines()), namespace)
+                                                      readiness_source(predecessor_rules(n, tile)).splitlines()), namespace)
     ready = namespace["ready"]
     rng = np.random.default_rng(blocks)
     for kb, ib, jb in product(range(blocks), repeat=3):

@@ -18,7 +18,7 @@ for it).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import islpy as isl
@@ -76,12 +76,17 @@ def direct_predecessors(n: int | None, tile: int) -> isl.Map:
     return newest.apply_range(back).reverse().coalesce()
 
 
+def unordered_pairs(n: int | None, tile: int, waits: isl.Map) -> isl.Map:
+    """The pairs u -> v of the tile relation that waiting for the own block's older layers and
+    for `waits` (u -> v: v waits until u's block is past u's layer) leaves unordered."""
+    waited = _same_block(n, "<=").apply_range(waits).union(_same_block(n, "<"))
+    return tile_relation(n, tile).subtract(waited)
+
+
 def covers(n: int | None, tile: int) -> bool:
     """Whether waiting for the own block's older layers and for the direct predecessors, each
     read as 'that block is past that layer', orders every pair of the tile relation."""
-    relation = tile_relation(n, tile)
-    waited = _same_block(n, "<=").apply_range(direct_predecessors(n, tile)).union(_same_block(n, "<"))
-    return relation.is_subset(waited)
+    return unordered_pairs(n, tile, direct_predecessors(n, tile)).is_empty()
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,9 @@ class PredecessorRule:
     kb: str
     ib: str
     jb: str
+    #: the piece of isl's relation the expressions were printed from (v -> u), kept so that what a
+    #: runtime renders from the rules can be proved from the rules themselves
+    piece: isl.Map | None = field(default=None, compare=False, repr=False)
 
 
 def _as_parameters(relation: isl.Map) -> isl.Map:
@@ -125,17 +133,28 @@ def predecessor_rules(n: int, tile: int) -> tuple[PredecessorRule, ...]:
             function = isl.PwMultiAff.from_map(relation)
             coordinates = [expr_to_python(build.expr_from_pw_aff(function.get_pw_aff(d).project_domain_on_params()))
                            for d in range(3)]
-            rules.append(PredecessorRule(expr_to_python(build.expr_from_set(relation.params())), *coordinates))
+            rules.append(PredecessorRule(expr_to_python(build.expr_from_set(relation.params())), *coordinates, piece))
         remaining = remaining.subtract(isl.Map.from_pw_multi_aff(first))
     return tuple(rules)
 
 
-def readiness_source(n: int, tile: int, load: str = "level[{i}, {j}]") -> str:
+def rules_waits(rules: tuple[PredecessorRule, ...]) -> isl.Map:
+    """u -> v: what the rules make v wait for (v until u's block is past u's layer)."""
+    pieces = [rule.piece.reverse() for rule in rules]
+    if not pieces:
+        raise ValueError("no rules: every tile-layer would wait for nothing")
+    found = pieces[0]
+    for piece in pieces[1:]:
+        found = found.union(piece)
+    return found
+
+
+def readiness_source(rules: tuple[PredecessorRule, ...], load: str = "level[{i}, {j}]") -> str:
     """The body of a test `ready(level, kb, ib, jb)`: block (ib, jb) has had exactly kb layers
-    and every direct predecessor's block is past its layer. `load` reads the level matrix (a
-    runtime passes an atomic load)."""
+    and every rule's block is past its layer (`rules`: predecessor_rules(n, tile)). `load`
+    reads the level matrix (a runtime passes an atomic load)."""
     lines = [f"if {load.format(i='ib', j='jb')} != kb:", "    return False"]
-    for rule in predecessor_rules(n, tile):
+    for rule in rules:
         lines += [f"if {rule.condition}:",
                   f"    if {load.format(i=rule.ib, j=rule.jb)} <= {rule.kb}:",
                   "        return False"]

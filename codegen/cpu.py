@@ -201,6 +201,11 @@ class CompiledSchedule:
         return int(status[0])
 
 
+    @property
+    def runs_task_lists(self) -> bool:
+        """A tile-level driver: its stages' tasks can be run in another order (task_order)."""
+        return self._kernels is not None
+
     def _run_in_order(self, arguments: tuple, order: str) -> int:
         if order not in TASK_ORDERS:
             raise ValueError(f"task_order must be one of {', '.join(TASK_ORDERS)}, got {order!r}")

@@ -1,9 +1,16 @@
-"""What users call: solve, the scipy drop-in, compare, the CLI and the tuning table.
+"""What users call: solve, the scipy drop-ins, compare, the CLI and the tuning table.
 
 The application layer sits above the generators: tiling <- schedules <- codegen <- polyfw.
+The scipy drop-ins (floyd_warshall, shortest_path, dijkstra, bellman_ford, johnson) take
+scipy.sparse.csgraph's arguments; polyfw.sparse keeps the CSR kernels under their own names
+(polyfw.sparse.johnson is the all-pairs kernel on a CSR graph, not the drop-in).
 """
+from schedules.legality import IllegalScheduleError
+from schedules.proofs import RefusedScheduleError
+
 from .compare import compare
-from .scipy_api import floyd_warshall
+from .scipy_api import bellman_ford, dijkstra, floyd_warshall, johnson, shortest_path
 from .solve import NegativeCycleError, solve, tuning_table
 
-__all__ = ["NegativeCycleError", "compare", "floyd_warshall", "solve", "tuning_table"]
+__all__ = ["IllegalScheduleError", "NegativeCycleError", "RefusedScheduleError", "bellman_ford", "compare", "dijkstra", "floyd_warshall", "johnson",
+           "shortest_path", "solve", "tuning_table"]

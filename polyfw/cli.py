@@ -212,7 +212,7 @@ def _explore_mutants(args: argparse.Namespace, best, options: tuple, store_path:
     from .space import label
     from .store import Store
 
-    verdicts = explore_mutants(progress=True)
+    verdicts = explore_mutants(progress=True, runner=runner, options=options)
     print(summary(verdicts))
     tile = min((best.params.get("tile") or best.params.get("base")) if best else 128, args.n)
     with Store(store_path) as store:

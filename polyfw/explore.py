@@ -198,9 +198,12 @@ class RunHere:
             return Outcome("failed", f"{type(error).__name__}: {error}")
         buffer = np.empty((n, padded_stride(n)), dtype=problem.dtype)
 
+        # on the CUDA simulator the thread blocks of a launch run at once, as on a GPU
+        concurrently = {"concurrent_blocks": True} if self.target == "cudasim" else {}
+
         def run() -> None:
             buffer[:, :n] = problem.matrix
-            compiled(buffer)
+            compiled(buffer, **concurrently)
 
         run()
         compile_seconds = getattr(compiled, "compile_seconds", None)

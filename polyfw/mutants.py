@@ -1,9 +1,13 @@
 """Orders beyond the families: mutate each family's tree, keep what the checker proves, run it
 exactly, and say which legal orders are novel (no family with any parameters runs them).
 
-Mutants are proved and run on a small problem first (`probe_n`, with a partial last block and
-negative edges), where the plain-Python target runs them without compiling; a mutant the
-checker accepts that gives wrong distances there is a checker bug and is reported as 'wrong'.
+Mutants are judged on a small problem first (`probe_n`, with a partial last block and
+negative edges) twice over: by the prover, and by running them unproved
+(schedules.unsafe_run_unproved) with the concurrency of the target they would run on: threads
+for cpu (its stages' tasks also reversed and interleaved), the dataflow runtime's threads,
+processes for mpi, concurrent thread blocks for cudasim. A mutant the checker accepts that
+gives wrong distances is a checker bug and is reported as 'wrong'; each verdict says which of
+the two found a mutant out ('prover', 'run' or both).
 Novelty is decided at that size by comparing order signatures (schedules.mutate) with every
 family instance of the same tile. The novel legal orders can then be timed at the
 exploration's size like any candidate.
@@ -18,14 +22,17 @@ from typing import Any
 import numpy as np
 
 from codegen import floyd_warshall_naive, generate
+from codegen.cpu import TASK_ORDERS
 from schedules.cost import tile_view
 from schedules.families import family_spec, from_spec
+from schedules.proofs import unsafe_run_unproved
 from schedules.mutate import Mutant, mutants, order_signature
 from schedules.parameters import FAMILY_PARAMETERS
 from schedules.schedule import Schedule
 from tiling.graphs import as_dense, random_graph
 
-from .explore import Problem, Runner, RunHere, build_candidate, machine, measure, model_for, refusal_of
+from .explore import (Problem, Recipe, Runner, RunHere, build_candidate, first_difference, machine, measure, model_for,
+                      refusal_of)
 from .space import Candidate, Space
 from .store import Record, Store
 
@@ -49,6 +56,10 @@ class MutantVerdict:
     #: the family candidate that runs the same order, or None for a novel order
     same_as: str | None = None
     note: str = ""
+    #: who found the mutant out: 'prover', 'run', 'prover and run', or '' (neither: exact)
+    found_by: str = ""
+    #: how the run exercised the target's concurrency, and what it gave
+    run_note: str = ""
 
     @property
     def novel(self) -> bool:
@@ -78,26 +89,57 @@ def probe_inputs(n: int = PROBE_N) -> list[tuple[np.ndarray, np.ndarray]]:
     return found
 
 
-def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_TILE) -> MutantVerdict:
-    """Prove the mutant; if legal, run it on the probe inputs and place its order among the families'."""
+def _probe_problems(n: int, dtype: str) -> list[Problem]:
+    return [Problem(n, dtype, matrix.astype(dtype), expected.astype(dtype)) for matrix, expected in probe_inputs(n)]
+
+
+def run_unproved(recipe: Recipe, n: int, runner: Runner, options: tuple[tuple[str, Any], ...] = ()) -> str:
+    """Run the schedule `recipe` builds, unproved, as `runner`'s target runs it, on the probe
+    inputs: '' when every run is exact, else what went wrong. cpu also runs each stage's tasks
+    reversed and interleaved (an order its threads may take)."""
+    dtype = "float32" if runner.target in ("cuda", "cudasim") else "float64"
+    candidate = Candidate("mutant", (), options)
+    for problem in _probe_problems(n, dtype):
+        outcome = runner(recipe(), recipe, candidate, problem, 1)
+        if outcome.status != "measured":
+            return f"{outcome.status} ({runner.target}): {outcome.note.replace('proved legal but ', '')}"
+        if runner.target == "cpu" and "runtime" not in dict(options):
+            compiled = generate(recipe(), dtype=dtype)
+            if compiled.runs_task_lists:
+                for order in TASK_ORDERS:
+                    got = problem.matrix.copy()
+                    compiled(got, task_order=order)
+                    wrong = first_difference(got, problem.expected)
+                    if wrong:
+                        return f"wrong (cpu, tasks {order}): {wrong.replace('proved legal but ', '')}"
+    return ""
+
+
+def unproved_mutant(base: Candidate, mutant: Mutant, n: int, tile: int) -> Schedule:
+    """The mutant's schedule, to be run without a proof (judging it; never timed)."""
+    return unsafe_run_unproved(mutant_schedule(base, mutant, n, tile))
+
+
+def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_TILE,
+          runner: Runner | None = None, options: tuple[tuple[str, Any], ...] = ()) -> MutantVerdict:
+    """Prove the mutant, and run it unproved with its target's concurrency (runner: RunHere('cpu')
+    unless given); place an exact legal one among the families' orders."""
+    runner = runner or RunHere("cpu")
     schedule = mutant_schedule(base, mutant, n, tile)
     refusal = refusal_of(schedule)
+    try:
+        wrong_run = run_unproved(partial(unproved_mutant, base, mutant, n, tile), n, runner, options)
+    except Exception as error:  # reported: an order the generator cannot serve
+        return MutantVerdict(base.key, mutant.description, "illegal" if refusal else "failed", note=refusal or
+                             f"{type(error).__name__}: {error}", found_by="prover" if refusal else "")
     if refusal is not None:
-        return MutantVerdict(base.key, mutant.description, "illegal", note=refusal)
+        return MutantVerdict(base.key, mutant.description, "illegal", note=refusal,
+                             found_by="prover and run" if wrong_run else "prover", run_note=wrong_run)
     signature = order_signature(tile_view(schedule))
     same_as = family_signatures(n, tile).get(signature)
-    try:
-        compiled = generate(schedule, target="python", dtype="float64")
-    except Exception as error:  # reported: a proved order the generator cannot serve
-        return MutantVerdict(base.key, mutant.description, "failed", signature, same_as, f"{type(error).__name__}: {error}")
-    for matrix, expected in probe_inputs(n):
-        got = matrix.copy()
-        compiled(got)
-        if not np.array_equal(got, expected):
-            wrong = np.argwhere(got != expected)[0]
-            return MutantVerdict(base.key, mutant.description, "wrong", signature, same_as,
-                                 f"proved legal, but a[{wrong[0]}, {wrong[1]}] = {got[tuple(wrong)]}, expected "
-                                 f"{expected[tuple(wrong)]}")
+    if wrong_run:
+        return MutantVerdict(base.key, mutant.description, "wrong", signature, same_as,
+                             f"proved legal, but the run gave {wrong_run}", found_by="run", run_note=wrong_run)
     return MutantVerdict(base.key, mutant.description, "exact", signature, same_as)
 
 
@@ -140,12 +182,14 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
 
 
 def explore_mutants(bases: Sequence[Candidate] = BASES, n: int = PROBE_N, tile: int = PROBE_TILE,
-                    progress: bool = False) -> list[MutantVerdict]:
-    """Every single mutation of each base family's tree, judged (see `judge`)."""
+                    progress: bool = False, runner: Runner | None = None,
+                    options: tuple[tuple[str, Any], ...] = ()) -> list[MutantVerdict]:
+    """Every single mutation of each base family's tree, judged (see `judge`) on `runner`'s target
+    with the run `options` (e.g. the best candidate's runtime)."""
     verdicts = []
     for base in bases:
         for mutant in base_mutants(base, n, tile):
-            verdicts.append(judge(base, mutant, n, tile))
+            verdicts.append(judge(base, mutant, n, tile, runner, options))
             if progress:
                 print(f"\r{len(verdicts)} mutants judged", end="", flush=True)
     if progress:
@@ -155,13 +199,16 @@ def explore_mutants(bases: Sequence[Candidate] = BASES, n: int = PROBE_N, tile: 
 
 def summary(verdicts: Sequence[MutantVerdict]) -> str:
     """Counts per base, then every novel legal order and every wrong one."""
-    lines = [f"{'base':<44} {'mutants':>7} {'illegal':>7} {'exact':>6} {'novel':>6} {'wrong':>6} {'failed':>6}"]
+    lines = [f"{'base':<44} {'mutants':>7} {'illegal':>7} {'exact':>6} {'novel':>6} {'wrong':>6} {'failed':>6}"
+             f" {'prover':>7} {'run':>5} {'both':>5}"]
     for base in dict.fromkeys(v.base for v in verdicts):
         mine = [v for v in verdicts if v.base == base]
         distinct_novel = {v.signature for v in mine if v.novel}
         lines.append(f"{base[:44]:<44} {len(mine):>7} {sum(v.status == 'illegal' for v in mine):>7} "
                      f"{sum(v.status == 'exact' for v in mine):>6} {len(distinct_novel):>6} "
-                     f"{sum(v.status == 'wrong' for v in mine):>6} {sum(v.status == 'failed' for v in mine):>6}")
+                     f"{sum(v.status == 'wrong' for v in mine):>6} {sum(v.status == 'failed' for v in mine):>6}"
+                     f" {sum(v.found_by == 'prover' for v in mine):>7} {sum(v.found_by == 'run' for v in mine):>5}"
+                     f" {sum(v.found_by == 'prover and run' for v in mine):>5}")
     seen: set[str] = set()
     for verdict in verdicts:
         if verdict.novel and verdict.signature not in seen:

@@ -1,15 +1,36 @@
-"""Drop-ins for scipy.sparse.csgraph's floyd_warshall and shortest_path: change the import, keep the code."""
+"""Drop-ins for scipy.sparse.csgraph's shortest-path functions: change the import, keep the code.
+
+floyd_warshall, shortest_path, dijkstra, bellman_ford and johnson take scipy's arguments and give
+scipy's results: float64 distances, int32 predecessors with -9999, the shapes scipy gives for
+`indices` (indices.shape + (N,); (N,) for one index or min_only) and scipy's NegativeCycleError
+(polyfw's subclass of it). Inputs are read exactly as scipy reads them: dense zeros, inf and NaN
+are missing edges; every explicit entry of a sparse matrix is an edge (an explicit inf or NaN is
+one no path can use, so it is left out; with unweighted=True it weighs 1 like every other, as in
+scipy's searches). No function writes into its input; only floyd_warshall (and shortest_path with
+'FW') with overwrite=True puts the result into a dense float64 C-contiguous input, as scipy does.
+
+Where a variant has no kernel of its own the substitute is named in the function's docstring;
+distances are scipy's exactly on integer weights. Of equally short paths the predecessors may
+name another than scipy's (scipy says so of its own methods too).
+"""
 from __future__ import annotations
 
+import warnings
+
+import numba
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.csgraph._validation import validate_graph
 
-from tiling.graphs import GraphInputError, as_float_distances
+from tiling.graphs import Edges, as_float_distances
 
 from .method import choose_method
 from .solve import NO_PREDECESSOR, solve
-from .sparse import as_csr, johnson, sssp
+from .sparse import as_csr, sssp
+from .sparse.csr import CSRGraph, _from_arrays
+from .sparse.kernels import dijkstra_from_sources
+from .sparse.paths import potentials
+
+METHODS = ("auto", "FW", "D", "BF", "J")
 
 
 def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = False,
@@ -19,10 +40,13 @@ def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = F
     Inputs are read exactly as scipy reads them (dense zeros, inf and NaN are
     missing edges; sparse explicit entries are edges); results are float64,
     predecessors int32 with -9999, and negative cycles raise scipy's
-    NegativeCycleError (polyfw's subclass of it). overwrite=True writes the
-    result into a dense float64 C-contiguous input, as scipy may.
+    NegativeCycleError (polyfw's subclass of it). The input is never changed,
+    except that overwrite=True writes the result into a dense float64
+    C-contiguous input, as scipy does.
     """
-    dense = np.array(validate_graph(csgraph, directed, np.float64, csr_output=False, dense_output=True))
+    # copy_if_dense: without it scipy's validate_graph writes inf over the zeros of the caller's
+    # float64 (or masked float64) array in place
+    dense = validate_graph(csgraph, directed, np.float64, csr_output=False, dense_output=True, copy_if_dense=True)
     np.fill_diagonal(dense, np.inf)  # scipy starts every vertex at distance 0 and ignores self-loops
     if unweighted:
         dense = np.where(np.isfinite(dense), 1.0, np.inf)
@@ -31,7 +55,7 @@ def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = F
     distances, predecessors = result if return_predecessors else (result, None)
     distances = as_float_distances(distances)  # int32's INF sentinel becomes np.inf
     if overwrite and isinstance(csgraph, np.ndarray) and csgraph.dtype == np.float64 \
-            and csgraph.flags.c_contiguous and csgraph.shape == distances.shape:
+            and csgraph.flags.c_contiguous and csgraph.flags.writeable and csgraph.shape == distances.shape:
         csgraph[...] = distances
         distances = csgraph
     if return_predecessors:
@@ -41,37 +65,188 @@ def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = F
 
 def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_predecessors: bool = False,
                   unweighted: bool = False, overwrite: bool = False, indices=None):
-    """scipy's shortest_path: 'FW' by a polyfw schedule (floyd_warshall above), 'D' by Dijkstra
-    from every source, 'BF' and 'J' by Johnson (Bellman-Ford potentials, then Dijkstra), 'auto'
-    by polyfw's cost model (dense Floyd-Warshall or sparse Johnson). indices: only the rows of
-    these sources (by single-source searches). Inputs are read as scipy reads them."""
-    if method not in ("auto", "FW", "D", "BF", "J"):
-        raise ValueError(f"method must be one of 'auto', 'FW', 'D', 'BF', 'J', got {method!r}")
-    graph = sp.csr_array(validate_graph(csgraph, directed, np.float64, csr_output=True, dense_output=False),
-                         copy=True)
-    if unweighted:
-        graph.data[:] = 1.0
-    csr = as_csr(graph, directed=directed)
-    negative = csr.lightest < 0
-    if method == "D" and negative:
-        raise GraphInputError("method 'D' (Dijkstra) needs non-negative weights; use 'J' or 'BF'")
-    if indices is None and (method == "FW" or (method == "auto" and choose_method(
-            csr.n, csr.m, "float64").method == "dense")):
+    """scipy's shortest_path: 'FW' is floyd_warshall above (a polyfw schedule), 'D' dijkstra, 'BF'
+    bellman_ford and 'J' johnson below; 'auto' takes Floyd-Warshall or Dijkstra from every source
+    (Johnson's where a weight is negative) by polyfw's cost model, and with `indices` the searches
+    from those sources, as scipy does. overwrite applies to 'FW' only (and to 'auto' where it
+    chose it), as in scipy; indices cannot go with 'FW' (ValueError, as in scipy)."""
+    if method not in METHODS:
+        raise ValueError(f"unrecognized method {method!r}: use one of {', '.join(map(repr, METHODS))}")
+    if method == "FW" and indices is not None:
+        raise ValueError("Cannot specify indices with method == 'FW'.")
+    if method == "FW":
         return floyd_warshall(csgraph, directed, return_predecessors, unweighted, overwrite)
+    graph = _graph(csgraph, directed, unweighted)
+    if method == "auto":
+        if indices is None and choose_method(graph.n, graph.m, "float64").method == "dense":
+            return floyd_warshall(csgraph, directed, return_predecessors, unweighted, overwrite)
+        method = "J" if graph.lightest < 0 else "D"
+    sources, shape = _sources(indices, graph.n)
+    if method == "D":
+        return _dijkstra(graph, sources, shape, return_predecessors)
+    if method == "BF":
+        return _shaped(*_bellman_ford_rows(graph, sources), shape, return_predecessors)
+    return _shaped(*_johnson_rows(graph, sources), shape, return_predecessors)
+
+
+def dijkstra(csgraph, directed: bool = True, indices=None, return_predecessors: bool = False,
+             unweighted: bool = False, limit: float = np.inf, min_only: bool = False):
+    """scipy's dijkstra: binary-heap Dijkstra from each source, in parallel over the sources.
+
+    limit: pairs further apart than limit are np.inf with predecessor -9999 (every vertex on a
+    shortest path within limit is itself within it, so this is scipy's early stop exactly).
+    min_only=True: one search from all of `indices` at once (a virtual vertex joined to each by a
+    zero edge): distances and predecessors of shape (N,), and with return_predecessors the source
+    each vertex is nearest to (-9999 where none is within limit). Negative weights: scipy warns and
+    may give inaccurate results; polyfw warns the same and computes exact distances by
+    Bellman-Ford (raising NegativeCycleError on a negative cycle the search reaches).
+    """
+    graph = _graph(csgraph, directed, unweighted)
+    sources, shape = _sources(indices, graph.n)
+    limit = float(limit)
+    if not limit >= 0:
+        raise ValueError("limit must be >= 0")
+    return _dijkstra(graph, sources, shape, return_predecessors, limit, min_only)
+
+
+def bellman_ford(csgraph, directed: bool = True, indices=None, return_predecessors: bool = False,
+                 unweighted: bool = False):
+    """scipy's bellman_ford: frontier Bellman-Ford from each source (polyfw.sparse.sssp), raising
+    NegativeCycleError where a search reaches a negative cycle (an undirected negative edge is
+    one). Without negative weights the distances are Dijkstra's (the same numbers, found faster)."""
+    graph = _graph(csgraph, directed, unweighted)
+    sources, shape = _sources(indices, graph.n)
+    return _shaped(*_bellman_ford_rows(graph, sources), shape, return_predecessors)
+
+
+def johnson(csgraph, directed: bool = True, indices=None, return_predecessors: bool = False,
+            unweighted: bool = False):
+    """scipy's johnson: Bellman-Ford potentials of the whole graph (NegativeCycleError on any
+    negative cycle, reachable from `indices` or not), then Dijkstra from each source on the
+    reweighted graph, in parallel over the sources. unweighted: dijkstra, as in scipy."""
+    if unweighted:
+        return dijkstra(csgraph, directed, indices, return_predecessors, unweighted=True)
+    graph = _graph(csgraph, directed, unweighted)
+    sources, shape = _sources(indices, graph.n)
+    return _shaped(*_johnson_rows(graph, sources), shape, return_predecessors)
+
+
+# ---------------------------------------------------------------- scipy's inputs
+
+
+def _graph(csgraph, directed: bool, unweighted: bool) -> CSRGraph:
+    """The graph scipy's searches see, as polyfw's CSR: scipy's own validation (dense zeros, inf
+    and NaN are no edge; sparse explicit entries are edges), weights 1 if unweighted, and the
+    entries no path can use (inf, NaN) left out. The caller's arrays are only read: validate_graph
+    may hand back the caller's own CSR, and nothing here writes into it."""
+    graph = validate_graph(csgraph, directed, np.float64, csr_output=True, dense_output=False)
+    n = graph.shape[0]
+    weights = np.ones(graph.data.shape) if unweighted else np.asarray(graph.data, dtype=np.float64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
+    usable = weights < np.inf  # False for inf and NaN: scipy's relaxations never take them
+    return as_csr(Edges(n, rows[usable], np.asarray(graph.indices)[usable].astype(np.int64), weights[usable]),
+                  directed=directed)
+
+
+def _sources(indices, n: int) -> tuple[np.ndarray, tuple[int, ...]]:
+    """scipy's reading of `indices`: the sources in order (negative ones count from the end) and
+    the shape the results take before their last axis of N."""
     if indices is None:
-        return johnson(csr, predecessors=return_predecessors)
-    rows = np.atleast_1d(np.asarray(indices))
-    search = "bellman-ford" if negative else "dijkstra"
-    found = [sssp(csr, int(source), method=search) for source in rows]
-    distances = np.array([dist for dist, _ in found]).reshape(rows.shape + (csr.n,))
-    if not return_predecessors:
-        return distances if np.ndim(indices) else distances[0]
-    predecessors = np.array([parent for _, parent in found]).reshape(distances.shape)
-    predecessors[predecessors < 0] = NO_PREDECESSOR
-    flat = predecessors.reshape(-1, csr.n)
-    flat[np.arange(len(flat)), rows.reshape(-1)] = NO_PREDECESSOR  # a source has none
-    predecessors = predecessors.astype(np.int32)
-    return (distances, predecessors) if np.ndim(indices) else (distances[0], predecessors[0])
+        return np.arange(n, dtype=np.int64), (n,)
+    chosen = np.array(indices, dtype=np.int32)  # scipy's index type: the same casts and errors
+    shape = chosen.shape
+    chosen = np.atleast_1d(chosen).reshape(-1).astype(np.int64)
+    chosen[chosen < 0] += n
+    if np.any(chosen < 0) or np.any(chosen >= n):
+        raise ValueError("indices out of range 0...N")
+    return chosen, shape
 
 
-__all__ = ["floyd_warshall", "shortest_path", "NO_PREDECESSOR"]
+def _shaped(distances: np.ndarray, predecessors: np.ndarray, shape: tuple[int, ...], return_predecessors: bool):
+    distances = distances.reshape(shape + distances.shape[1:])
+    return (distances, predecessors.reshape(distances.shape)) if return_predecessors else distances
+
+
+# ---------------------------------------------------------------- the searches
+
+
+def _predecessors(parent: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """polyfw's parents (-1: unreached) as scipy's predecessors (-9999, also at each source)."""
+    predecessors = np.where(parent < 0, NO_PREDECESSOR, parent).astype(np.int32)
+    predecessors[np.arange(len(sources)), sources] = NO_PREDECESSOR
+    return predecessors
+
+
+def _dijkstra_rows(graph: CSRGraph, sources: np.ndarray, potential: np.ndarray | None = None):
+    """Distances and predecessors from each source (non-negative weights, or Johnson's reweighting
+    by `potential`), in parallel over the sources."""
+    n = graph.n
+    h = np.zeros(n) if potential is None else potential
+    weights = graph.weights if potential is None else \
+        np.maximum(graph.weights + h[graph.sources] - h[graph.indices], 0.0)  # >= 0 but for rounding
+    distances = np.empty((len(sources), n))
+    parent = np.empty((len(sources), n), dtype=np.int64)
+    workers = max(1, min(4 * numba.get_num_threads(), len(sources)))
+    dijkstra_from_sources(graph.indptr, graph.indices, weights, h, sources, distances, parent, workers)
+    return distances, _predecessors(parent, sources)
+
+
+def _bellman_ford_rows(graph: CSRGraph, sources: np.ndarray):
+    if graph.lightest >= 0:
+        return _dijkstra_rows(graph, sources)
+    distances = np.empty((len(sources), graph.n))
+    parent = np.empty((len(sources), graph.n), dtype=np.int64)
+    for row, source in enumerate(sources):
+        distances[row], parent[row] = sssp(graph, int(source), method="bellman-ford")
+    return distances, _predecessors(parent, sources)
+
+
+def _johnson_rows(graph: CSRGraph, sources: np.ndarray):
+    return _dijkstra_rows(graph, sources, potentials(graph) if graph.lightest < 0 else None)
+
+
+def _nearest_source(graph: CSRGraph, sources: np.ndarray):
+    """scipy's min_only: one search from a virtual vertex N joined to every source by a zero edge.
+    (distances, predecessors, the source each vertex hangs from), each of shape (N,)."""
+    n = graph.n
+    starts = np.unique(sources)
+    joined = _from_arrays(n + 1, np.concatenate([graph.sources, np.full(len(starts), n, dtype=np.int64)]),
+                          np.concatenate([graph.indices.astype(np.int64), starts]),
+                          np.concatenate([graph.weights, np.zeros(len(starts))]))
+    found, parent = sssp(joined, n, method="bellman-ford" if graph.lightest < 0 else "dijkstra")
+    distances, parent = found[:n].copy(), parent[:n]
+    reached = np.isfinite(distances)
+    inner = reached & (parent != n)
+    vertex = np.arange(n)
+    up = np.where(inner, parent, vertex)
+    for _ in range(max(n, 2).bit_length()):  # pointer jumping up the tree to a source
+        up = up[up]
+    origin = np.where(reached, up, NO_PREDECESSOR).astype(np.int32)
+    predecessors = np.where(inner, parent, NO_PREDECESSOR).astype(np.int32)
+    predecessors[starts] = NO_PREDECESSOR
+    origin[starts] = starts
+    return distances, predecessors, origin
+
+
+def _dijkstra(graph: CSRGraph, sources: np.ndarray, shape: tuple[int, ...], return_predecessors: bool,
+              limit: float = np.inf, min_only: bool = False):
+    if graph.lightest < 0:
+        warnings.warn("Graph has negative weights: dijkstra will give inaccurate results if the graph contains "
+                      "negative cycles. Consider johnson or bellman_ford. (polyfw: exact distances by "
+                      "Bellman-Ford instead)", UserWarning, stacklevel=3)
+    if min_only:
+        found = _nearest_source(graph, sources)
+    else:
+        found = _bellman_ford_rows(graph, sources)  # Dijkstra's unless a weight is negative
+    distances = found[0]
+    if limit < np.inf:
+        far = distances > limit
+        distances[far] = np.inf
+        for predecessors in found[1:]:
+            predecessors[far] = NO_PREDECESSOR
+    if min_only:
+        return found if return_predecessors else distances
+    return _shaped(*found, shape, return_predecessors)
+
+
+__all__ = ["NO_PREDECESSOR", "bellman_ford", "dijkstra", "floyd_warshall", "johnson", "shortest_path"]

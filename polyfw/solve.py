@@ -274,15 +274,25 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     for this n. Unreachable pairs are np.inf in float dtypes and
     tiling.graphs.INT32_INF in int32. Raises NegativeCycleError when a
     negative cycle exists. With predecessors=True returns (distances,
-    predecessors) in scipy's convention (target 'cpu', min-plus only). target:
-    any of codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
-    simulator, 'python'); the GPU targets compute in float32 unless
+    predecessors) in scipy's convention (target 'cpu', min-plus only). Every
+    schedule is proved legal before it runs: an illegal one raises
+    schedules.RefusedScheduleError (a dependence and a witness pair).
+    target: any of codegen.targets.TARGETS ('cpu', 'cuda' for a GPU, 'cudasim' its
+    simulator, 'python'); the GPU targets compute in float32 unless dtype='int32'.
     method: 'dense' (Floyd-Warshall by the schedule), 'sparse' (Johnson's algorithm on the CSR
     graph: Bellman-Ford potentials, Dijkstra from every source; min-plus on the CPU) or 'auto'
     (the faster by polyfw.method's cost model, logged with both predictions).
-    dtype='int32'. semiring: 'min-plus' (shortest paths), 'max-min' (widest
-    paths: unreachable is -inf, -(2**30 - 1) in int32), 'min-max' (minimax
-    paths), 'or-and' (reachability: a bool matrix) - tiling.semirings.
+    semiring (tiling.semirings), what each reads and what its result holds:
+      'min-plus' (shortest paths): as above.
+      'max-min' (widest paths): integer or float weights; unreachable is -inf
+        (-(2**30 - 1) in int32), a vertex to itself +inf (2**30 - 1).
+      'min-max' (minimax paths): integer or float weights; unreachable is +inf
+        (2**30 - 1 in int32), a vertex to itself -inf (-(2**30 - 1)).
+      'or-and' (reachability): a bool adjacency matrix (dense or sparse), 0/1 integers or
+        weights (every nonzero finite entry an edge); returns a bool matrix, True where
+        reachable, the diagonal True.
+    An input of another dtype, or a dtype the semiring does not compute in, is refused in
+    one line naming the accepted ones (GraphInputError, a ValueError).
     """
     ring = find_semiring(semiring)
     ring.check_relaxed()

@@ -123,7 +123,8 @@ def test_a_proved_but_wrong_mutant_is_reported_as_a_checker_bug(monkeypatch):
     dd_first = Mutant("swap_children(0, 0, 2)", swap_children(classic_spec(), (0,), 0, 2))
     monkeypatch.setattr("polyfw.mutants.refusal_of", lambda schedule: None)
     verdict = judge(BASES[0], dd_first)
-    assert verdict.status == "wrong" and "proved legal, but a[" in verdict.note
+    assert verdict.status == "wrong" and verdict.found_by == "run"
+    assert verdict.note.startswith("proved legal, but the run gave wrong (cpu): a[")
 
 
 def test_family_signatures_cover_every_family_instance_of_the_tile():
@@ -144,3 +145,23 @@ def test_a_novel_order_is_proved_again_verified_and_timed_at_the_explorations_si
         assert [r.status for r in records] == ["measured"] and records[0].origin == "mutant"
         assert records[0].key == "mutant[split_band(0/2/0/0)] of classic:tile=8" and records[0].seconds > 0
         assert [r.key for r in store.records()] == [records[0].key]
+
+
+def test_a_mutant_that_adds_parallelism_is_found_by_running_it_concurrently_too(verdicts):
+    """Running every block layer at once is refused by the prover, and the cpu target's threads
+    (its stages' tasks interleaved) give wrong distances: the report says both found it."""
+    parallel = next(v for v in verdicts if v.base == BASES[0].key and v.description == "parallelize_band(root)")
+    assert parallel.status == "illegal" and parallel.found_by == "prover and run"
+    assert parallel.run_note.startswith("wrong (cpu")
+    assert "prover   run  both" in summary(verdicts).splitlines()[0]
+    reversed_layers = next(v for v in verdicts if v.base == BASES[0].key and v.description == "reverse_band(root)")
+    assert reversed_layers.found_by == "prover" and reversed_layers.run_note == ""  # exact, but not provable
+
+
+def test_on_the_cuda_simulator_a_mutant_is_judged_by_the_simulator_run():
+    from polyfw.explore import RunHere
+
+    dd_first = Mutant("swap_children(0, 0, 2)", swap_children(classic_spec(), (0,), 0, 2))
+    verdict = judge(BASES[0], dd_first, runner=RunHere("cudasim"))
+    assert verdict.status == "illegal" and verdict.found_by == "prover and run"
+    assert verdict.run_note.startswith("wrong (cudasim): a[")

@@ -1,7 +1,12 @@
-"""Semirings as data: every family exact for every shipped semiring; plus-times refused by name."""
+"""Semirings as data: every family exact for every shipped semiring; plus-times refused by name;
+each semiring takes its natural input (or-and: a bool adjacency matrix) and refuses others by name."""
+import re
+
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
 import schedules
 from codegen import generate
@@ -113,3 +118,53 @@ def test_dense_inputs_for_reachability_and_widest_paths():
     widths = np.array([[0, 5, -np.inf], [-np.inf, 0, 2], [-np.inf, -np.inf, 0]])  # -inf: no edge
     widest = solve(widths, semiring="max-min")
     assert (widest[0, 2], widest[2, 0], widest[1, 1]) == (2.0, -np.inf, np.inf)
+
+
+def _closure(adjacency: np.ndarray) -> np.ndarray:
+    """Reachability with the diagonal True, by networkx and by scipy (which must agree)."""
+    graph = nx.from_numpy_array(adjacency.astype(np.uint8), create_using=nx.DiGraph)
+    by_networkx = np.zeros(adjacency.shape, dtype=bool)
+    closure = nx.transitive_closure(graph, reflexive=True)
+    by_networkx[tuple(np.array(list(closure.edges), dtype=np.int64).reshape(-1, 2).T)] = True
+    by_scipy = np.isfinite(scipy_shortest_path(adjacency.astype(np.float64), unweighted=True))
+    np.testing.assert_array_equal(by_networkx, by_scipy)
+    return by_networkx
+
+
+@pytest.mark.parametrize("n, density, seed", [(1, 0.5, 0), (9, 0.15, 1), (40, 0.05, 2), (40, 0.3, 3)])
+def test_or_and_takes_a_bool_adjacency_matrix_and_returns_its_closure(n, density, seed):
+    adjacency = np.random.default_rng(seed).random((n, n)) < density
+    before = adjacency.copy()
+    expected = _closure(adjacency)
+    for graph in (adjacency, adjacency.astype(np.int32), adjacency.astype(np.int64),  # 0/1 integers
+                  adjacency.astype(np.uint8), sp.csr_array(adjacency)):
+        found = solve(graph, semiring="or-and")
+        assert found.dtype == np.bool_, graph.dtype
+        np.testing.assert_array_equal(found, expected, err_msg=str(graph.dtype))
+    np.testing.assert_array_equal(adjacency, before)
+
+
+def test_an_explicit_false_in_a_sparse_bool_matrix_is_no_edge():
+    graph = sp.csr_array((np.array([True, False]), np.array([1, 2]), np.array([0, 1, 2, 2])), shape=(3, 3))
+    assert solve(graph, semiring="or-and").tolist() == [[True, True, False], [False, True, False],
+                                                        [False, False, True]]
+
+
+@pytest.mark.parametrize("graph, semiring, options, message", [
+    (np.eye(3, dtype=np.complex128), "or-and", {},
+     "semiring or-and reads a bool adjacency matrix, 0/1 integers or real weights (nonzero: an edge), not dtype "
+     "complex128"),
+    (np.array([["a", "b"], ["c", "d"]]), "or-and", {},
+     "semiring or-and reads a bool adjacency matrix, .*not dtype <U1"),
+    (np.eye(3, dtype=bool), "max-min", {},
+     "semiring max-min reads integer or float weights (a bool adjacency matrix is the input of semiring 'or-and'), "
+     "not dtype bool"),
+    (np.eye(3, dtype=bool), "min-plus", {}, "weights must be real numbers (an integer or float dtype), got dtype bool "
+                                            "(a bool adjacency matrix is the input of semiring 'or-and'"),
+    (np.eye(3, dtype=bool), "or-and", {"dtype": "float32"}, "semiring or-and computes in uint8, not float32"),
+])
+def test_a_wrong_dtype_is_one_line_naming_what_is_accepted(graph, semiring, options, message):
+    with pytest.raises(ValueError) as error:
+        solve(graph, semiring=semiring, **options)
+    assert len(str(error.value).splitlines()) == 1
+    assert re.search(message if ".*" in message else re.escape(message), str(error.value)), str(error.value)

@@ -64,7 +64,10 @@ class Edges:
 def _check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> None:
     """Real weights; no NaN, and no -inf unless it means 'no edge' (minus_inf)."""
     if values.dtype.kind not in "iuf":
-        raise GraphInputError(f"{where}: weights must be real numbers, got dtype {values.dtype}")
+        hint = " (a bool adjacency matrix is the input of semiring 'or-and': reachability)" \
+            if values.dtype.kind == "b" else ""
+        raise GraphInputError(f"{where}: weights must be real numbers (an integer or float dtype), "
+                              f"got dtype {values.dtype}{hint}")
     if values.dtype.kind == "f" and not (values > -np.inf).all():  # one pass: NaN and -inf both fail
         bad = np.flatnonzero(np.isnan(values) | ((values == -np.inf) & (not minus_inf)))
         if bad.size:
@@ -200,18 +203,45 @@ def _closed_diagonal(matrix: np.ndarray, directed: bool) -> np.ndarray:
     return matrix
 
 
+def _semiring_input(graph, ring: Semiring, dtype: np.dtype):
+    """The input with its element type checked for the semiring: or-and (computing in uint8) reads
+    bool adjacency matrices, dense or sparse, as 0/1 (a copy: the caller's is only read), and
+    integers or floats; the others integers or floats. Anything else is refused in one line."""
+    if isinstance(graph, (list, tuple)):
+        graph = np.asarray(graph)
+    if not (isinstance(graph, np.ndarray) or sp.issparse(graph)):
+        return graph  # networkx graphs, edge lists and files: their weights are checked as they are read
+    adjacency = dtype == np.uint8
+    if graph.dtype.kind not in ("biuf" if adjacency else "iuf"):
+        reads = ("a bool adjacency matrix, 0/1 integers or real weights (nonzero: an edge)" if adjacency else
+                 "integer or float weights" + (" (a bool adjacency matrix is the input of semiring 'or-and')"
+                                               if graph.dtype.kind == "b" else ""))
+        raise GraphInputError(f"semiring {ring.name} reads {reads}, not dtype {graph.dtype}")
+    if graph.dtype.kind != "b":
+        return graph
+    if sp.issparse(graph):  # an explicit False is no edge (an explicit 0 of a weighted matrix is one)
+        coo = graph.tocoo()
+        edge = coo.data.astype(bool)
+        return sp.coo_array((np.ones(int(edge.sum()), dtype=np.uint8), (coo.row[edge], coo.col[edge])),
+                            shape=coo.shape)
+    return graph.astype(np.uint8)
+
+
 def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weight: str = "weight") -> np.ndarray:
     """The dense matrix of any supported input for a semiring other than min-plus (see as_dense).
 
     No edge is the semiring's 'no path' ((+)-identity); parallel edges and the two
     directions of an undirected graph are combined with (+); a vertex reaches itself
     with the (x)-identity. Dense inputs: a non-finite entry (+inf or -inf) is no
-    edge, and for or-and a zero too (a 0/1 adjacency matrix). or-and keeps only
-    whether an edge exists (1) or not (0), in uint8.
+    edge, and for or-and a zero too. or-and reads a bool adjacency matrix (dense or
+    sparse), 0/1 integers, or weights (every nonzero finite entry an edge), and keeps
+    only whether an edge exists (1) or not (0), in uint8. An input of another dtype
+    (complex, strings, objects; bool for the weighted semirings) is refused by name.
     """
     dtype = np.dtype(dtype)
     if dtype.name not in ring.dtypes:
         raise GraphInputError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype.name}")
+    graph = _semiring_input(graph, ring, dtype)
     plus = {"min": np.minimum, "max": np.maximum}[ring.plus]
     edges, input_directed = _as_edges_or_dense(graph, weight, minus_inf=True)
     no_path = float(ring.no_path(np.float64))

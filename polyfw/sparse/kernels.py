@@ -1,6 +1,6 @@
 """Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps), Bellman–Ford, Dijkstra,
-and Dijkstra from every source in parallel (Johnson). No GIL: parallel loops are prange, and
-shared writes go through the atomics of codegen.intrinsics."""
+and Dijkstra from every source (Johnson) or from given ones, in parallel. No GIL: parallel loops
+are prange, and shared writes go through the atomics of codegen.intrinsics."""
 from __future__ import annotations
 
 import numpy as np
@@ -138,6 +138,26 @@ def dijkstra_from_every(indptr, indices, weights, potential, dist, parent, worke
         values = np.empty(indices.shape[0] + 1, dtype=np.int64)
         for s in range(w, n, workers):
             row, row_parent = dist[s], parent[s]
+            row[:] = np.inf
+            row_parent[:] = NO_PARENT
+            dijkstra(indptr, indices, weights, s, row, row_parent, keys, values)
+            for v in range(n):
+                if row[v] < np.inf:
+                    row[v] = row[v] - potential[s] + potential[v]
+
+
+@njit(parallel=True, cache=True)
+def dijkstra_from_sources(indptr, indices, weights, potential, sources, dist, parent, workers):
+    """dijkstra_from_every for the given sources only (scipy's `indices`): row r of dist and parent
+    (len(sources) x n, filled here) is the search from sources[r]; a source may repeat."""
+    count = sources.shape[0]
+    n = dist.shape[1]
+    for w in prange(workers):
+        keys = np.empty(indices.shape[0] + 1)
+        values = np.empty(indices.shape[0] + 1, dtype=np.int64)
+        for r in range(w, count, workers):
+            s = sources[r]
+            row, row_parent = dist[r], parent[r]
             row[:] = np.inf
             row_parent[:] = NO_PARENT
             dijkstra(indptr, indices, weights, s, row, row_parent, keys, values)

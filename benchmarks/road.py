@@ -6,7 +6,9 @@ Not a test.
 
 Rounds interleave the contenders (the shared host drifts); every polyfw result
 is checked against scipy's before it is timed. Issue 12's target: the best
-schedule >= 2x scipy on an AVX2 CPU, >= 3x on an AVX-512 one.
+schedule >= 2x scipy on an AVX2 CPU, >= 3x on an AVX-512 one. Issue 32's: the call a
+user writes first, `solve(graph)` with no options (float64 distances with inf, as
+scipy returns), >= 2x scipy's default shortest_path.
 """
 from __future__ import annotations
 
@@ -43,6 +45,10 @@ def main() -> None:
           f"road network: {n} vertices, {sparse.nnz} arcs; auto = {auto_configuration(n, 'int32')}")
     expected = shortest_path(sparse, method="auto")
     contenders = {"scipy shortest_path(method='auto')": lambda: shortest_path(sparse, method="auto")}
+    default = solve(graph)
+    if default.dtype != np.float64 or not np.array_equal(default, expected):
+        raise SystemExit(f"polyfw solve(graph) differs from scipy on {int((default != expected).sum())} pairs")
+    contenders["polyfw solve(graph), no options"] = lambda: solve(graph)
     for spec in SCHEDULES:
         got = solve(graph, schedule=spec, dtype="int32").astype(np.float64)
         got[got >= INT32_INF] = np.inf
@@ -59,6 +65,8 @@ def main() -> None:
     for name, times in seconds.items():
         median = float(np.median(times))
         print(f"  {name:42s} {median:7.3f} s  {n**3 / median / 1e9:6.1f} G relax/s  {scipy_median / median:5.2f}x scipy")
+    print(f"  => solve(graph) with no options: {scipy_median / np.median(seconds['polyfw solve(graph), no options']):.2f}x "
+          f"scipy's default shortest_path (target: 2x); it chose {default.method_choice}")
     best = min((name for name in seconds if name.startswith("polyfw")), key=lambda name: np.median(seconds[name]))
     print(f"  => best {best}: {scipy_median / np.median(seconds[best]):.2f}x scipy's Dijkstra "
           f"(target on {cpu['isa']}: {'3' if cpu['isa'] == 'avx512' else '2'}x)")

@@ -50,10 +50,12 @@ def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = F
     np.fill_diagonal(dense, np.inf)  # scipy starts every vertex at distance 0 and ignores self-loops
     if unweighted:
         dense = np.where(np.isfinite(dense), 1.0, np.inf)
-    schedule_options.setdefault("dtype", np.float64)
-    result = solve(dense, directed=directed, predecessors=return_predecessors, **schedule_options)
+    # dtype 'auto': int32 where exact, float64 with inf returned; method: Floyd-Warshall, as asked
+    schedule_options.setdefault("method", "dense")
+    result = solve(dense, directed=directed, predecessors=return_predecessors, null_value=np.inf, **schedule_options)
     distances, predecessors = result if return_predecessors else (result, None)
-    distances = as_float_distances(distances)  # int32's INF sentinel becomes np.inf
+    if distances.dtype != np.float64:  # a kernel dtype asked for by name
+        distances = as_float_distances(distances)
     if overwrite and isinstance(csgraph, np.ndarray) and csgraph.dtype == np.float64 \
             and csgraph.flags.c_contiguous and csgraph.flags.writeable and csgraph.shape == distances.shape:
         csgraph[...] = distances

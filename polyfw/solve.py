@@ -18,8 +18,8 @@ from codegen.targets import TARGETS
 from schedules.families import FAMILIES, build
 from schedules.parameters import FAMILY_PARAMETERS, parameter
 from schedules.schedule import Schedule
-from tiling.graphs import (INT32_INF, as_dense, as_semiring_matrix, missing_edges, read_graph, resolve_dtype,
-                           vertex_count)
+from tiling.graphs import (INT32_INF, WeightSummary, as_dense, as_float_distances, as_semiring_matrix,
+                           missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
 
@@ -263,16 +263,28 @@ def _solve_sparse(graph, dtype_name: str, predecessors: bool):
 
 
 def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, kappa: int | None = None,
-          target: str = "cpu", dtype=None, directed: bool = True, predecessors: bool = False,
-          weight: str = "weight", semiring: str = "min-plus", method: str = "dense"):
+          target: str = "cpu", dtype="auto", directed: bool = True, predecessors: bool = False,
+          weight: str = "weight", semiring: str = "min-plus", method: str = "auto",
+          null_value: float | None = None):
     """Shortest-path distances between all pairs of vertices of `graph` (or, with another
     semiring, widest paths, minimax paths or reachability).
+
+    With no options this takes the fastest exact path: dtype='auto' computes
+    in the narrowest exact element type (int32 for integer weights whose
+    path lengths stay below 2**30 - 1, else float64) and returns what a scipy
+    user expects, float64 distances with np.inf where unreachable;
+    method='auto' picks dense Floyd-Warshall or sparse Johnson by the cost
+    model at that type's rate. Both choices are logged on the 'polyfw' logger
+    with their reasons. A dtype given by name is computed in and returned.
+    null_value: which entries of a dense matrix mean "no arc" besides inf
+    (0 as in scipy's csgraph); None reads zeros as arcs and warns once when
+    there are zeros off the diagonal.
 
     Accepts every input of tiling.graphs.as_dense. schedule: 'auto' (the
     tuning table's fastest configuration, logged on the 'polyfw' logger), a
     family name ('classic', 'generalized:kappa=2', ...), or a Schedule built
     for this n. Unreachable pairs are np.inf in float dtypes and
-    tiling.graphs.INT32_INF in int32. Raises NegativeCycleError when a
+    tiling.graphs.INT32_INF in int32 (when dtype='int32' is asked for). Raises NegativeCycleError when a
     negative cycle exists. With predecessors=True returns (distances,
     predecessors) in scipy's convention (target 'cpu', min-plus only). Every
     schedule is proved legal before it runs: an illegal one raises
@@ -281,7 +293,8 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     simulator, 'python'); the GPU targets compute in float32 unless dtype='int32'.
     method: 'dense' (Floyd-Warshall by the schedule), 'sparse' (Johnson's algorithm on the CSR
     graph: Bellman-Ford potentials, Dijkstra from every source; min-plus on the CPU) or 'auto'
-    (the faster by polyfw.method's cost model, logged with both predictions).
+    (the faster by polyfw.method's cost model, logged with both predictions; dense wherever a
+    schedule, tile or kappa is given, or for another semiring or target).
     semiring (tiling.semirings), what each reads and what its result holds:
       'min-plus' (shortest paths): as above.
       'max-min' (widest paths): integer or float weights; unreachable is -inf
@@ -300,32 +313,63 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         raise ValueError(f"unknown target {target!r}; available: {', '.join(TARGETS)}")
     if predecessors and ring is not MIN_PLUS:
         raise ValueError(f"predecessors are kept for semiring min-plus only, not {ring.name}")
-    if dtype is None:
-        dtype = ring.dtypes[0] if "float64" not in ring.dtypes else (
-            "float64" if "float64" in TARGETS[target].dtypes else "float32")  # float64 min-plus is slow on GPUs
-    dtype_name = np.dtype(dtype).name if ring is not MIN_PLUS else resolve_dtype(dtype).name
-    if isinstance(graph, (str, os.PathLike)):
-        graph = read_graph(graph)  # once: its vertex count first, then its matrix
-    n = vertex_count(graph)
-    check_memory(n, dtype_name, predecessors)
     if method not in ("dense", "sparse", "auto"):
         raise ValueError(f"method must be 'dense', 'sparse' or 'auto', got {method!r}")
-    if method != "dense":
-        if ring is not MIN_PLUS or target != "cpu":
-            raise ValueError(f"method={method!r} solves min-plus on the CPU; use method='dense' for semiring "
-                             f"{ring.name} on target {target!r}")
+    if isinstance(graph, (str, os.PathLike)):
+        graph = read_graph(graph)  # once: its vertex count first, then its matrix
+    if isinstance(graph, (list, tuple)):
+        graph = np.asarray(graph)
+    if ring is MIN_PLUS and type(graph) is np.ndarray:
+        graph = null_as_inf(graph, null_value)  # once; below, inf alone means no arc
+    as_scipy = ring is MIN_PLUS and (dtype is None or dtype == "auto")
+    summary = summarize_weights(graph, weight) if ring is MIN_PLUS and (as_scipy or method == "auto") else None
+    dtype_name = auto_dtype(ring, target, summary) if dtype is None or dtype == "auto" else (
+        np.dtype(dtype).name if ring is not MIN_PLUS else resolve_dtype(dtype).name)
+    n = vertex_count(graph)
+    if n == 0:
+        empty = np.zeros((0, 0), dtype="float64" if as_scipy else "bool" if ring.name == "or-and" else dtype_name)
+        return (empty, np.zeros((0, 0), dtype=np.int32)) if predecessors else empty
+    check_memory(n, "float64" if as_scipy else dtype_name, predecessors)  # what is returned, at least
+    if method == "auto" and (ring is not MIN_PLUS or target != "cpu" or schedule != "auto" or tile is not None
+                             or kappa is not None):
+        method = "dense"  # another semiring or target, or a schedule asked for: Floyd-Warshall by it
+    if method == "dense":
+        return _solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed, predecessors,
+                            weight, as_scipy)
+    if ring is not MIN_PLUS or target != "cpu":
+        raise ValueError(f"method={method!r} solves min-plus on the CPU; use method='dense' for semiring "
+                         f"{ring.name} on target {target!r}")
+    arcs = summary.arcs if summary is not None else as_csr(graph, directed=directed, weight=weight).m
+    choice = choose_method(n, arcs, dtype_name, machine_tuning(tuning_table(), "cpu").get("rates"))
+    log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
+    if method == "sparse" or choice.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
-        choice = choose_method(n, sparse_graph.m, dtype_name, machine_tuning(tuning_table(), "cpu").get("rates"))
-        log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
-        if method == "sparse" or choice.method == "sparse":
-            return _with_choice(_solve_sparse(sparse_graph, dtype_name, predecessors), choice)
-        return _with_choice(solve(graph, schedule=schedule, tile=tile, kappa=kappa, target=target, dtype=dtype_name,
-                                  directed=directed, predecessors=predecessors, weight=weight), choice)
+        return _with_choice(_solve_sparse(sparse_graph, "float64" if as_scipy else dtype_name, predecessors), choice)
+    return _with_choice(_solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed,
+                                     predecessors, weight, as_scipy), choice)
+
+
+def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:
+    """dtype='auto': for min-plus the narrowest exact kernel type the target computes in (logged
+    with the reason), for other semirings their first type."""
+    if ring is not MIN_PLUS or summary is None:
+        return ring.dtypes[0]
+    exact, why = summary.exact_dtype()
+    offered = TARGETS[target].dtypes
+    chosen = exact.name if exact.name in offered else ("float64" if "float64" in offered else "float32")
+    note = "" if chosen == exact.name else f" (target {target} has no {exact.name}: distances may round)"
+    log.info("dtype='auto' chose %s: %s%s", chosen, why, note)
+    return chosen
+
+
+def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,
+                 predecessors: bool, weight: str, as_scipy: bool):
+    """Floyd-Warshall by the schedule in `dtype_name`; as_scipy: float64 with inf returned."""
     # the kernels take padded rows: the input is written straight into them
     matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
     distances = matrix[:, :n]
     if ring is MIN_PLUS:
-        as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances)
+        as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances, null_value=np.inf)
     else:
         distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
     chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
@@ -343,13 +387,16 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     negative_at = compiled(matrix, pred)
     if negative_at >= 0:  # only min-plus has pivots that improve on themselves
         raise NegativeCycleError(negative_at)
-    distances = np.ascontiguousarray(matrix[:, :n])
+    distances = matrix[:, :n]
     if distances.dtype == np.int32 and lightest_edge < 0:
         leaked = _restore_unreachable(distances, lightest_edge)
         if pred is not None:
             pred[:, :n][leaked] = NO_PREDECESSOR
     if ring.name == "or-and":
         return distances.astype(bool)
+    # one conversion at the end: int32's INF becomes inf (float64 for a scipy user), else one copy
+    distances = as_float_distances(distances) if as_scipy and distances.dtype != np.float64 \
+        else np.ascontiguousarray(distances)
     if pred is None:
         return distances
     return distances, np.ascontiguousarray(pred[:, :n])

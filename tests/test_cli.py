@@ -31,7 +31,7 @@ def test_solve_writes_distances(tmp_path, capsys):
 FAILURES = [
     # (graph file text or None for a missing file, extra arguments, the one line expected on stderr)
     ("p sp 2 1\na 1 5 1\n", [], r"polyfw: error: .*g\.gr:2: vertex 5 is outside 1\.\.2"),
-    (None, [], r"polyfw: error: \[Errno 2\] No such file or directory: '.*g\.gr'"),
+    (None, [], r"polyfw: error: .*g\.gr: cannot be read \(No such file or directory\)"),
     ("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 1 1\n", [], r"polyfw: error: negative cycle through vertex \d: shortest paths "
                                                     r"are undefined"),
     ("p sp 200000 1\na 1 2 1\n", [], r"polyfw: error: 200,000 vertices in float64 need about 931\.3 GiB \(298\.0 GiB "

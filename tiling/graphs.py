@@ -135,6 +135,44 @@ def vertex_count(graph) -> int:
     return edges.n if isinstance(edges, Edges) else int(edges.shape[0])
 
 
+@dataclass(frozen=True)
+class WeightSummary:
+    """What choosing a dtype and a method needs to know of a graph's arcs, read in one pass."""
+
+    n: int
+    arcs: int
+    integer: bool
+    lightest: float
+    heaviest: float
+
+    def exact_dtype(self) -> tuple[np.dtype, str]:
+        """The narrowest kernel dtype whose distances are exact here, and why."""
+        spread = self.heaviest - min(self.lightest, 0.0)
+        if self.integer and (self.n - 1) * spread < int(INT32_INF):
+            return np.dtype(np.int32), "integer weights whose path lengths stay below 2**30 - 1"
+        why = "integer weights whose path lengths may pass 2**30 - 1" if self.integer else "fractional weights"
+        return np.dtype(np.float64), why
+
+
+def summarize_weights(graph, weight: str = "weight", null_value: float | None = None) -> WeightSummary:
+    """The vertex and arc counts and the weights' range and kind of any input of as_dense."""
+    edges, _ = _as_edges_or_dense(graph, weight)
+    if isinstance(edges, Edges):
+        n, values = edges.n, np.asarray(edges.weight)
+    else:
+        n = edges.shape[0]
+        values = edges if null_value is None or np.isinf(null_value) else edges[edges != null_value]
+        if values.dtype.kind == "f":
+            values = values[np.isfinite(values)]
+        values = values.ravel()
+    if values.dtype.kind == "b":
+        values = values.astype(np.int8)
+    if not values.size:
+        return WeightSummary(n, 0, True, 0.0, 0.0)
+    integer = values.dtype.kind in "iu" or bool(np.all(values == np.round(values)))
+    return WeightSummary(n, int(values.size), integer, float(values.min()), float(values.max()))
+
+
 def _check_int32_range(matrix: np.ndarray, finite: np.ndarray) -> None:
     if not finite.any():
         return
@@ -153,11 +191,15 @@ def _check_int32_spread(spread: float, n: int) -> None:
 
 
 def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
-             out: np.ndarray | None = None) -> np.ndarray:
+             out: np.ndarray | None = None, null_value: float | None = None) -> np.ndarray:
     """The dense distance-problem matrix of any supported input, in the kernel dtype.
 
-    Dense arrays: INF (np.inf, or a masked entry) means no edge, every other
-    entry is an edge, 0 included. scipy.sparse: explicit entries are edges.
+    Dense arrays: INF (np.inf, or a masked entry) means no edge, and so do
+    entries equal to `null_value` (0: scipy's csgraph convention); with
+    null_value=None every other entry is an edge, 0 included, and a zero off
+    the diagonal draws one warning (a scipy user's zeros mean "no arc"). A
+    float dtype whose path sums could overflow is refused; one that rounds a
+    weight warns. scipy.sparse: explicit entries are edges.
     networkx: edges with their `weight` attribute (1 if missing); an
     undirected networkx graph is undirected whatever `directed` says.
     directed=False makes every edge usable both ways. out: an n x n array of
@@ -168,17 +210,20 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
     edges, input_directed = _as_edges_or_dense(graph, weight)
     if isinstance(edges, Edges):
         _check_weights(edges.weight, "edge list")
+        _check_exact_sums(edges.weight, edges.n, dtype)
         matrix = np.full((edges.n, edges.n), np.inf)
         np.minimum.at(matrix, (edges.source, edges.target), edges.weight.astype(np.float64))
-    elif dtype.kind == "f" or edges.dtype.kind in "iu":
-        # dense floats, or dense integers to int32 (every entry an edge): one copy, no float64
-        # detour (solve's overhead; the detour cost 0.6 s at n = 4096 in int32)
-        if dtype == np.int32 and edges.size:
-            _check_int32_spread(float(edges.max()) - min(float(edges.min()), 0.0), edges.shape[0])
-        matrix = np.empty(edges.shape, dtype) if out is None else out
-        np.copyto(matrix, edges, casting="unsafe")
-        return _closed_diagonal(matrix, directed and input_directed)
     else:
+        edges = null_as_inf(edges, null_value)
+        _check_exact_sums(edges, edges.shape[0], dtype)
+        if dtype.kind == "f" or edges.dtype.kind in "iu":
+            # dense floats, or dense integers to int32 (every entry an edge): one copy, no float64
+            # detour (solve's overhead; the detour cost 0.6 s at n = 4096 in int32)
+            if dtype == np.int32 and edges.size:
+                _check_int32_spread(float(edges.max()) - min(float(edges.min()), 0.0), edges.shape[0])
+            matrix = np.empty(edges.shape, dtype) if out is None else out
+            np.copyto(matrix, edges, casting="unsafe")
+            return _closed_diagonal(matrix, directed and input_directed)
         matrix = edges.astype(np.float64, copy=True)
     matrix = _closed_diagonal(matrix, directed and input_directed)
     if dtype == np.int32:
@@ -192,6 +237,46 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
         return matrix.astype(dtype)
     np.copyto(out, matrix, casting="unsafe")
     return out
+
+
+def null_as_inf(matrix: np.ndarray, null_value: float | None) -> np.ndarray:
+    """A dense input with its `null_value` entries as INF (a copy where any changes); with
+    null_value=None, one warning when zeros off the diagonal are read as arcs."""
+    if null_value is None:
+        off_diagonal_zero = (matrix == 0).sum() > (np.diagonal(matrix) == 0).sum()
+        if off_diagonal_zero:
+            warnings.warn("a dense matrix with zeros off the diagonal: read as arcs of weight 0; pass null_value=0 to "
+                          "read them as missing arcs (scipy's csgraph convention), or null_value=np.inf to keep them "
+                          "as arcs without this warning", UserWarning, stacklevel=3)
+        return matrix
+    if np.isinf(null_value):
+        return matrix
+    null = matrix == null_value
+    if not null.any():
+        return matrix
+    return np.where(null, np.inf, matrix.astype(np.float64))
+
+
+def _check_exact_sums(weights: np.ndarray, n: int, dtype: np.dtype) -> None:
+    """Refuse float weights whose path sums could overflow `dtype` (they would read as
+    unreachable), and warn once when `dtype` rounds a weight."""
+    if dtype.kind != "f" or not weights.size:
+        return
+    finite = weights[np.isfinite(weights)] if weights.dtype.kind == "f" else weights
+    if not finite.size:
+        return
+    largest = float(np.abs(finite).max())
+    if largest * max(n - 1, 1) > float(np.finfo(dtype).max):
+        raise GraphInputError(f"weights up to {largest:g} over {n} vertices: a path sum can overflow {dtype.name} "
+                              f"(largest {float(np.finfo(dtype).max):g}) and would read as unreachable; scale the "
+                              "weights" + (" or use float64" if dtype != np.float64 else ""))
+    if finite.dtype != dtype:
+        rounded = finite.astype(dtype).astype(np.float64) != finite.astype(np.float64)
+        if rounded.any():
+            example = float(finite[np.argmax(rounded)])
+            warnings.warn(f"dtype {dtype.name} rounds {int(rounded.sum())} weight(s), e.g. {example!r} to "
+                          f"{float(dtype.type(example))!r}: distances are not exact; use float64 or int32",
+                          UserWarning, stacklevel=4)
 
 
 def _closed_diagonal(matrix: np.ndarray, directed: bool) -> np.ndarray:
@@ -403,7 +488,14 @@ def read_graph(path: str | os.PathLike) -> Edges:
     suffix = Path(path).suffix.lower()
     if suffix not in READERS:
         raise GraphInputError(f"{path}: unknown graph file type {suffix!r}; use one of {', '.join(READERS)}")
-    return READERS[suffix](path)
+    try:
+        return READERS[suffix](path)
+    except UnicodeDecodeError:
+        expected = "a DIMACS shortest-path text file ('p sp n m', then 'a u v w' lines)" if suffix == ".gr" else \
+            "a Matrix Market text file ('%%MatrixMarket matrix coordinate ...')"
+        raise GraphInputError(f"{path}: not text; a {suffix} file must be {expected}") from None
+    except OSError as error:
+        raise GraphInputError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 
 # ---------------------------------------------------------------- generators

@@ -1,0 +1,143 @@
+"""What a user meets first: the defaults take the fastest exact path, dense zeros are said
+what they are, and odd inputs get an answer or one clear line."""
+import logging
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import csgraph_from_dense
+from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
+
+import polyfw
+from polyfw.cli import main
+from tiling.graphs import GraphInputError, random_graph
+
+
+def road_like(n=60, seed=3):
+    """A sparse graph with integer weights (a few arcs per vertex)."""
+    return random_graph(n, 3 * n, weights=(1, 50), seed=seed).to_sparse().tocsr()
+
+
+def test_no_options_computes_in_int32_and_returns_what_scipy_returns(caplog):
+    graph = road_like()
+    with caplog.at_level(logging.INFO, logger="polyfw"):
+        got = polyfw.solve(graph)
+    assert got.dtype == np.float64 and np.array_equal(got, scipy_shortest_path(graph))
+    assert "dtype='auto' chose int32: integer weights whose path lengths stay below 2**30 - 1" in caplog.text
+    assert "method='auto' chose" in caplog.text and got.method_choice is not None
+
+
+def test_fractional_or_huge_integer_weights_stay_in_float64(caplog):
+    fractional = road_like().astype(np.float64) * 0.5
+    with caplog.at_level(logging.INFO, logger="polyfw"):
+        got = polyfw.solve(fractional)
+    assert "dtype='auto' chose float64: fractional weights" in caplog.text
+    assert np.array_equal(got, scipy_shortest_path(fractional))
+    huge = road_like() * 10**8
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="polyfw"):
+        assert np.array_equal(polyfw.solve(huge), scipy_shortest_path(huge))
+    assert "chose float64: integer weights whose path lengths may pass 2**30 - 1" in caplog.text
+
+
+def test_a_named_dtype_is_computed_in_and_returned():
+    got = polyfw.solve(road_like(), dtype="int32", method="dense")
+    assert got.dtype == np.int32
+
+
+def test_method_auto_weighs_dense_against_sparse_at_the_chosen_type(monkeypatch):
+    solve_module = sys.modules["polyfw.solve"]  # the package's `solve` is the function
+    dense_graph = random_graph(40, 40 * 39, seed=1).to_sparse().tocsr()
+    assert polyfw.solve(dense_graph).method_choice.method == "dense"
+    asked = []
+    real = solve_module.choose_method
+    monkeypatch.setattr(solve_module, "choose_method", lambda n, m, dtype, rates: asked.append((n, m, dtype)) or
+                        real(n, m, dtype, {"dense": {dtype: 1e6}}))  # a slow dense rate: sparse wins
+    graph = road_like()
+    got = polyfw.solve(graph)
+    assert asked == [(60, graph.nnz, "int32")] and got.method_choice.method == "sparse"
+    assert np.array_equal(got, scipy_shortest_path(graph))
+    # a schedule asked for is Floyd-Warshall by that schedule
+    assert not hasattr(polyfw.solve(road_like(), schedule="classic:tile=16"), "method_choice") or \
+        polyfw.solve(road_like(), schedule="classic:tile=16").method_choice is None
+
+
+def test_dense_zeros_are_arcs_with_one_warning_or_missing_arcs_with_null_value():
+    matrix = np.array([[0, 4, 0, 0], [0, 0, 1, 0], [7, 0, 0, 2], [0, 3, 0, 0]], dtype=float)
+    with pytest.warns(UserWarning, match="zeros off the diagonal: read as arcs of weight 0; pass null_value=0"):
+        as_arcs = polyfw.solve(matrix)
+    assert (as_arcs == 0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        as_missing = polyfw.solve(matrix, null_value=0)
+        polyfw.solve(matrix, null_value=np.inf)
+        polyfw.floyd_warshall(matrix)  # the scipy drop-in reads zeros as scipy does, silently
+    assert np.array_equal(as_missing, scipy_shortest_path(csgraph_from_dense(matrix, null_value=0)))
+    assert np.array_equal(as_missing, polyfw.floyd_warshall(matrix))
+
+
+def test_an_empty_graph_has_an_empty_answer():
+    for graph in (np.zeros((0, 0)), sp.csr_array((0, 0))):
+        assert polyfw.solve(graph).shape == (0, 0)
+    distances, pred = polyfw.solve(np.zeros((0, 0)), predecessors=True)
+    assert distances.shape == pred.shape == (0, 0)
+
+
+def test_sums_that_would_overflow_are_refused_not_returned_as_unreachable():
+    matrix = np.array([[0, 1e308, np.inf], [np.inf, 0, 1e308], [np.inf, np.inf, 0]])
+    with pytest.raises(GraphInputError, match=r"weights up to 1e\+308 over 3 vertices: a path sum can overflow float64"):
+        polyfw.solve(matrix)
+    with pytest.raises(GraphInputError, match="overflow float32"):
+        polyfw.solve(np.array([[0, 2e38, np.inf], [np.inf, 0, 2e38], [np.inf, np.inf, 0]]), dtype="float32")
+
+
+def test_a_narrowing_dtype_that_rounds_a_weight_warns():
+    with pytest.warns(UserWarning, match=r"dtype float32 rounds 1 weight\(s\), e.g. 16777217.0 to 16777216.0"):
+        polyfw.solve(np.array([[0, 2.0**24 + 1], [np.inf, 0]]), dtype="float32")
+
+
+def test_a_file_in_the_wrong_format_names_the_file_and_the_format(tmp_path, capsys):
+    binary = tmp_path / "g.gr"
+    binary.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(GraphInputError, match=rf"^{binary}: not text; a \.gr file must be a DIMACS shortest-path"):
+        polyfw.solve(str(binary))
+    assert main(["solve", str(binary), "-o", str(tmp_path / "d.npy")]) == 1
+    assert capsys.readouterr().err.startswith(f"polyfw: error: {binary}: not text")
+
+
+def test_vertices_are_numbered_as_the_file_numbers_them(tmp_path, capsys):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 3 2\na 1 2 5\na 2 3 1\n")
+    assert main(["sssp", str(graph), "--source", "99", "-o", str(tmp_path / "d.npy")]) == 2
+    assert "--source must be a vertex 1..3 as " in capsys.readouterr().err
+    assert main(["sssp", str(graph), "--source", "3", "-o", str(tmp_path / "d.npy")]) == 0
+
+
+WARN_TWICE = """
+import warnings
+import polyfw
+from numba.core.errors import NumbaPerformanceWarning
+warnings.warn(NumbaPerformanceWarning("parallel=True was specified but no transformation was possible\\n"
+                                      'File "/root/.cache/polyfw/polyfw_cpu_0123.py", line 12'))
+warnings.warn(NumbaPerformanceWarning("a user's own kernel"))
+"""
+
+
+def test_numbas_performance_warnings_about_generated_code_never_reach_the_user():
+    # in a fresh interpreter: pytest keeps warning filters of its own around each test
+    done = subprocess.run([sys.executable, "-W", "always", "-c", WARN_TWICE], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "a user's own kernel" in done.stderr and "polyfw_cpu_0123" not in done.stderr
+
+
+def test_the_cli_defaults_are_the_fast_exact_path(tmp_path):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 4 4\na 1 2 5\na 2 3 1\na 3 4 2\na 4 1 1\n")
+    done = subprocess.run([sys.executable, "-m", "polyfw.cli", "solve", str(graph), "-o", str(tmp_path / "d.npy")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    saved = np.load(tmp_path / "d.npy")
+    assert saved.dtype == np.float64 and saved[0, 3] == 8.0

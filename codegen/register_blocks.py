@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import platform
 import time
@@ -49,6 +50,9 @@ SEARCH_VERSION = 4
 #: tiles a side of the C the blocks are measured on: 8 x 8 tiles of 128 x 128 are 4-8 MB, beyond
 #: L2 as a DD stage's C is
 _TILES = 8
+log = logging.getLogger("polyfw")
+#: damaged cache files already reported (path, mtime and size, what was wrong)
+_REPORTED: set[tuple[str, str, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -123,10 +127,33 @@ def _choices_path() -> Path:
 
 
 def _every_choice() -> dict[str, dict]:
-    """The cache file's choices by CPU; a file written by a search that tried other knobs counts as none."""
+    """The cache file's choices by CPU; a file written by a search that tried other knobs counts as
+    none, and so does a damaged one (garbage, truncated: logged, then searched again and rewritten)."""
     path = _choices_path()
-    every = json.loads(path.read_text()) if path.exists() else {}
+    try:
+        every = json.loads(path.read_text())
+    except FileNotFoundError:
+        every = {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        _report_damage(path, f"{type(error).__name__}: {error}")
+        every = {}
+    if not isinstance(every, dict) or not all(isinstance(value, dict) for key, value in every.items()
+                                              if key != "search"):
+        _report_damage(path, "not a table of choices by CPU")
+        every = {}
     return every if every.get("search") == SEARCH_VERSION else {"search": SEARCH_VERSION}
+
+
+def _report_damage(path: Path, what: str) -> None:
+    try:
+        stat = path.stat()
+        stamp = f"{stat.st_mtime_ns} {stat.st_size}"
+    except OSError:
+        stamp = ""
+    if (str(path), stamp, what) not in _REPORTED:  # once a process for each damaged version of the file
+        _REPORTED.add((str(path), stamp, what))
+        log.warning("register block cache %s is damaged (%s): ignoring it; blocks are measured again and "
+                    "the file rewritten", path, what)
 
 
 def cached_choices() -> dict[str, dict]:
@@ -137,7 +164,13 @@ def cached_choices() -> dict[str, dict]:
 def cached_choice(dtype: str, ring: str = "min-plus") -> BlockChoice | None:
     """This CPU's earlier measured choice for `dtype` and `ring`, or None."""
     cached = cached_choices().get(f"{dtype}/{semiring(ring).name}")
-    return None if cached is None else BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"])})
+    if cached is None:
+        return None
+    try:
+        return BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"])})
+    except (TypeError, KeyError, ValueError) as error:  # an entry of another shape
+        _report_damage(_choices_path(), f"entry {dtype}/{semiring(ring).name}: {type(error).__name__}: {error}")
+        return None
 
 
 def _store(key: str, choice: BlockChoice) -> None:

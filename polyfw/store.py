@@ -12,6 +12,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,24 @@ _JSON_FIELDS = ("params", "times", "model", "machine_description")
 _COLUMNS = tuple(f.name for f in fields(Record))
 
 
+class DamagedStoreError(ValueError):
+    """The store file is not a SQLite database, or a damaged one (garbage, truncated): one line
+    naming it (the file is left as it is: it may hold measurements worth recovering)."""
+
+
+@contextmanager
+def _intact(path: Path):
+    """Turn SQLite's 'file is not a database' / 'database disk image is malformed' into one line
+    naming the file; a locked or busy database (another run writing) is not damage and passes."""
+    try:
+        yield
+    except sqlite3.DatabaseError as error:
+        if type(error) is not sqlite3.DatabaseError:  # OperationalError (locked, busy), IntegrityError, ...
+            raise
+        raise DamagedStoreError(f"the explore store {path} is damaged or not a polyfw store ({error}): move it "
+                                "aside or pass another --store") from None
+
+
 class Store:
     """Records in a SQLite file (`DEFAULT_STORE` unless told), with CSV and JSON export."""
 
@@ -60,9 +79,14 @@ class Store:
         self.path = Path(path)
         self._db = sqlite3.connect(self.path)
         columns = ", ".join(f"{name} TEXT" if name in _JSON_FIELDS else name for name in _COLUMNS)
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS records ({columns}, "
-                         "PRIMARY KEY (machine, target, dtype, n, key))")
-        self._db.commit()
+        try:
+            with _intact(self.path):
+                self._db.execute(f"CREATE TABLE IF NOT EXISTS records ({columns}, "
+                                 "PRIMARY KEY (machine, target, dtype, n, key))")
+                self._db.commit()
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()
@@ -77,9 +101,10 @@ class Store:
         """Insert or replace the record of this machine and candidate."""
         row = asdict(record)
         values = [json.dumps(row[name]) if name in _JSON_FIELDS else row[name] for name in _COLUMNS]
-        self._db.execute(f"INSERT OR REPLACE INTO records ({', '.join(_COLUMNS)}) VALUES "
-                         f"({', '.join('?' * len(_COLUMNS))})", values)
-        self._db.commit()
+        with _intact(self.path):
+            self._db.execute(f"INSERT OR REPLACE INTO records ({', '.join(_COLUMNS)}) VALUES "
+                             f"({', '.join('?' * len(_COLUMNS))})", values)
+            self._db.commit()
 
     def get(self, machine: str, target: str, dtype: str, n: int, key: str) -> Record | None:
         found = self.select("machine = ? AND target = ? AND dtype = ? AND n = ? AND key = ?",
@@ -87,10 +112,11 @@ class Store:
         return found[0] if found else None
 
     def select(self, where: str = "1", arguments: Iterable[Any] = ()) -> list[Record]:
-        cursor = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM records WHERE {where} ORDER BY created",
-                                  tuple(arguments))
-        return [Record(**{name: json.loads(value) if name in _JSON_FIELDS else value
-                          for name, value in zip(_COLUMNS, row)}) for row in cursor]
+        with _intact(self.path):
+            cursor = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM records WHERE {where} ORDER BY created",
+                                      tuple(arguments))
+            return [Record(**{name: json.loads(value) if name in _JSON_FIELDS else value
+                              for name, value in zip(_COLUMNS, row)}) for row in cursor]
 
     def records(self, machine: str | None = None, target: str | None = None, dtype: str | None = None,
                 n: int | None = None) -> list[Record]:

@@ -11,6 +11,7 @@ pair is the range of n the schedule is proved legal for: an entry is applied onl
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from importlib import resources
@@ -28,6 +29,7 @@ EVERY_LARGER_N = 10**9
 #: targets whose winners are kept per CPU (the fastest configuration differs between CPUs)
 TUNED_PER_CPU = ("cpu", "mpi")
 _READ: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+log = logging.getLogger("polyfw")
 
 
 def shipped_path() -> Path:
@@ -52,7 +54,9 @@ def tuning_path() -> Path:
 
 
 def read_table(path: Path) -> dict[str, Any]:
-    """One table file ({} if absent), read again only when it changes."""
+    """One table file ({} if absent), read again only when it changes. A damaged one (garbage,
+    truncated, not a JSON object) counts as absent, with one warning on the 'polyfw' logger until
+    it changes (the user's table is rewritten whole by the next --tune)."""
     try:
         stat = path.stat()
     except OSError:
@@ -60,7 +64,16 @@ def read_table(path: Path) -> dict[str, Any]:
     stamp = (stat.st_mtime_ns, stat.st_size)
     known = _READ.get(path)
     if known is None or known[0] != stamp:
-        known = (stamp, json.loads(path.read_text()))
+        try:
+            table = json.loads(path.read_text())
+            if not isinstance(table, dict):
+                raise ValueError(f"a JSON {type(table).__name__}, not an object")
+        except (OSError, UnicodeDecodeError, ValueError) as error:  # json.JSONDecodeError is a ValueError
+            shipped = path == shipped_path()
+            log.warning("tuning table %s is damaged (%s: %s): ignoring it%s", path, type(error).__name__,
+                        str(error)[:200], " (reinstall polyfw)" if shipped else ", the shipped table is used")
+            table = {}
+        known = (stamp, table)
         _READ[path] = known
     return known[1]
 

@@ -10,11 +10,16 @@ halves the vectorised kernels (PERFORMANCE-NOTES); Numba reads the CPU
 features once, when it creates its code generator, so the preference is
 dropped here, at the bottom layer, which every package imports first
 (tiling/__init__.py calls prefer_wide_vectors).
+
+Faults heal: a damaged file in the cache (a generated module, its bytecode, Numba's index or
+data files, here or of the package's own cache=True kernels) is rewritten or removed with a
+warning on the 'polyfw' logger naming it, and the code is imported or compiled again.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import sys
 from importlib.metadata import version
@@ -22,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 WIDE_VECTORS = "-prefer-256-bit"
+log = logging.getLogger("polyfw")
 
 
 def prefer_wide_vectors() -> None:
@@ -44,19 +50,118 @@ def cache_dir() -> Path:
     return path
 
 
+def discard(path: str | os.PathLike, what: str, error: BaseException, then: str) -> None:
+    """Remove an unreadable cache file (already gone is fine) and say so on the 'polyfw' logger."""
+    done = "removed it"
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError as failed:
+        done = f"could not remove it ({failed})"
+    log.warning("%s %s is damaged (%s: %s): %s, %s", what, path, type(error).__name__, str(error)[:200], done, then)
+
+
+def heal_numba_cache(caching: ModuleType) -> None:
+    """Make a Numba caching module (numba.core.caching, numba.cuda.core.caching) treat a garbage,
+    truncated or empty index (.nbi) or data file (.nbc) as absent: the file is removed, logged, and
+    the function compiles again (and is cached anew), where Numba would raise UnpicklingError or
+    EOFError on every call until the user deleted the file. Idempotent."""
+    files, cache = caching.IndexDataCacheFile, caching.Cache
+    if getattr(files, "_polyfw_heals", False):
+        return
+    load_index, load_data, load_overload = files._load_index, files._load_data, cache.load_overload
+
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except Exception as error:  # noqa: BLE001 - pickle raises any of several on a damaged file
+            discard(self._index_path, "Numba cache index", error, "compiling again")
+            return {}
+
+    def _load_data(self, name):
+        try:
+            return load_data(self, name)
+        except OSError:
+            raise  # Numba's load() reads a missing data file as no entry
+        except Exception as error:  # noqa: BLE001
+            discard(self._data_path(name), "Numba cache data", error, "compiling again")
+            return None
+
+    def _load_overload(self, sig, target_context):
+        try:
+            return load_overload(self, sig, target_context)
+        except Exception as error:  # noqa: BLE001 - a data file that unpickles but does not rebuild
+            discard(self._cache_file._index_path, "Numba cache index (an entry it lists did not load)", error,
+                    "compiling again")
+            return None
+
+    files._load_index, files._load_data, cache.load_overload = _load_index, _load_data, _load_overload
+    files._polyfw_heals = True
+
+
+def heal_numba_caches() -> None:
+    """heal_numba_cache on Numba's CPU caching, and on the CUDA one once numba.cuda is imported
+    (it is not imported for the CPU targets; load_module calls this before a generated module
+    with CUDA kernels is imported)."""
+    import numba.core.caching
+
+    heal_numba_cache(numba.core.caching)
+    if "numba.cuda" in sys.modules:
+        try:
+            import numba.cuda.core.caching as cuda_caching
+        except Exception:  # noqa: BLE001 - a numba.cuda without its own caching module: nothing to heal
+            return
+        heal_numba_cache(cuda_caching)
+
+
+def _damage(path: Path, source: str) -> str | None:
+    """None if `path` holds `source`; else '' if it is absent, or what is wrong with it."""
+    try:
+        found = path.read_text()
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as error:
+        return f"{type(error).__name__}: {error}"
+    return None if found == source else f"{len(found)} characters where its source has {len(source)}"
+
+
+def _execute(spec, name: str) -> ModuleType:
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
 def load_module(source: str, prefix: str) -> ModuleType:
-    """Import generated `source` as a module (written once under cache_dir(), keyed by its hash)."""
+    """Import generated `source` as a module (written once under cache_dir(), keyed by its hash).
+
+    A file there that is not `source` (truncated, garbage) is written again, and a damaged
+    bytecode file of it removed, with a warning on the 'polyfw' logger; Numba's cache files of its
+    functions heal as heal_numba_cache says."""
     key = hashlib.sha256(f"{version('numba')}\n{source}".encode()).hexdigest()[:20]
     name = f"polyfw_{prefix}_{key}"
     if name in sys.modules:
         return sys.modules[name]
+    heal_numba_caches()
     path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
+    damage = _damage(path, source)
+    if damage is not None:
+        if damage:
+            log.warning("generated module %s was damaged (%s): wrote it again", path, damage)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         temporary.write_text(source)
         temporary.replace(path)
     spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    try:
+        return _execute(spec, name)
+    except (ValueError, EOFError) as error:  # 'bad marshal data', 'marshal data too short'
+        bytecode = importlib.util.cache_from_source(str(path))
+        if "marshal" not in str(error) or not os.path.exists(bytecode):
+            raise
+        discard(bytecode, "bytecode", error, "importing the module from its source")
+        return _execute(spec, name)

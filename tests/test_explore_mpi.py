@@ -115,5 +115,5 @@ def test_explore_under_mpiexec_searches_on_rank_0_and_tunes_the_layout(tmp_path)
     assert [r.status for r in records] == ["measured"] * 6
     assert {r.key.split(";grid=")[1].split(";")[0] for r in records} == {"1x2", "2x1"}
     assert {r.machine_description["processes"] for r in records} == {2}
-    up_to, family, params = json.loads(tuning.read_text())["by_cpu"][cpu_key()]["mpi"]["float32"][0]
-    assert (up_to, family) == (48, "classic") and params["grid"] in ("1x2", "2x1")
+    up_to, family, params, proved = json.loads(tuning.read_text())["by_cpu"][cpu_key()]["mpi"]["float32"][0]
+    assert (up_to, family, proved) == (48, "classic", [1, 10**9]) and params["grid"] in ("1x2", "2x1")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -31,7 +32,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     from .solve import solve
 
-    if args.mpi or launched_by_mpiexec():
+    distributed = args.mpi or launched_by_mpiexec()
+    for flag, path in (("-o", args.output), ("--predecessors", args.predecessors)):
+        _matrix_format(flag, path, (".npy",) if distributed else MATRIX_FORMATS)  # refused before the work
+    if distributed:
         return _solve_distributed(args)
     if str(args.input).endswith(".npy"):
         raise UsageError(f"{args.input}: .npy inputs are read block by block by MPI processes; add --mpi")
@@ -40,12 +44,44 @@ def _cmd_solve(args: argparse.Namespace) -> int:
                    target=args.target, dtype=args.dtype, directed=not args.undirected,
                    predecessors=args.predecessors is not None, semiring=args.semiring, method=args.method)
     distances, predecessors = result if args.predecessors else (result, None)
-    np.save(args.output, distances)
+    _save_matrix(args.output, distances)
     print(f"wrote {distances.shape[0]} x {distances.shape[1]} {distances.dtype} distances to {args.output}")
     if predecessors is not None:
-        np.save(args.predecessors, predecessors)
+        _save_matrix(args.predecessors, predecessors)
         print(f"wrote predecessors to {args.predecessors}")
     return 0
+
+
+#: what `solve -o` and `--predecessors` write, by the file's extension
+MATRIX_FORMATS = (".npy", ".csv")
+
+
+def _matrix_format(flag: str, path: str | None, accepted: tuple[str, ...] = MATRIX_FORMATS) -> str | None:
+    """The extension of a matrix file to write, or a UsageError naming the accepted ones."""
+    if path is None:
+        return None
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in accepted:
+        raise UsageError(f"{flag} {path}: the file's extension must be {' or '.join(accepted)}")
+    return extension
+
+
+def _save_matrix(path: str, matrix: np.ndarray) -> None:
+    """.npy as numpy saves it; .csv one row per line, every value exact, unreachable as inf (-inf
+    where a semiring's unreachable is below every value)."""
+    if _matrix_format("-o", path) == ".npy":
+        np.save(path, matrix)
+        return
+    if matrix.dtype.kind == "f":
+        np.savetxt(path, matrix, fmt="%.9g" if matrix.dtype.itemsize <= 4 else "%.17g", delimiter=",")
+        return
+    from tiling.graphs import INT32_INF
+
+    text = matrix.astype(np.int64).astype(str)
+    if matrix.dtype == np.int32:  # int32 distances mark unreachable with INT32_INF
+        text[matrix >= INT32_INF] = "inf"
+        text[matrix <= -INT32_INF] = "-inf"
+    np.savetxt(path, text, fmt="%s", delimiter=",")
 
 
 def _solve_distributed(args: argparse.Namespace) -> int:
@@ -54,13 +90,14 @@ def _solve_distributed(args: argparse.Namespace) -> int:
 
     from .distributed import solve_distributed
 
-    if args.target != "cpu" or args.method != "dense" or args.semiring != "min-plus":
+    if args.target != "cpu" or args.method == "sparse" or args.semiring != "min-plus":
         raise UsageError("MPI runs min-plus Floyd-Warshall on CPU processes: --target cpu --method dense "
                          "--semiring min-plus")
     comm = world()
     try:
         result = solve_distributed(
-            args.input, schedule=args.schedule, tile=args.tile, kappa=args.kappa, dtype=args.dtype,
+            args.input, schedule=args.schedule, tile=args.tile, kappa=args.kappa,
+            dtype=None if args.dtype == "auto" else args.dtype,
             directed=not args.undirected, predecessors=args.predecessors is not None, grid=args.grid,
             placement=args.placement, lookahead=False if args.no_lookahead else None, skip_inf=not args.no_skip_inf,
             threads=args.threads, output=args.output, predecessors_output=args.predecessors)
@@ -128,6 +165,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
     graph = read_graph(args.input)
     source = _file_source(args.input, args.source)
+    first = source - args.source  # -1 where the file numbers vertices from 1
+    if not 0 <= source < graph.n:
+        raise UsageError(f"--source must be a vertex {-first}..{graph.n - 1 - first} as {args.input} numbers them, "
+                         f"got {args.source}")
     if args.command == "bfs":
         result, parent = bfs(graph, source, directed=not args.undirected)
         unreached = int((result == np.iinfo(result.dtype).max).sum())
@@ -277,8 +318,8 @@ def _explore(args: argparse.Namespace, runner) -> int:
                   f"{quality['pairs']} candidates; regret {100 * quality['regret']:.1f}% (the model's favourite "
                   f"against the best found)")
         best = found.best
-        if best is not None and ceiling:
-            print(f"best: {best.key}: {best.rate / 1e9:.2f} G relaxations/s = {best.rate / ceiling:.0%} of the ceiling")
+        if best is not None:
+            print(_best_line(best, found.candidates.get(best.key), ceiling))
         if args.export:
             print(f"exported {store.export(args.export)} records to {args.export}")
     if args.plot and found.measured:
@@ -297,6 +338,22 @@ def _explore(args: argparse.Namespace, runner) -> int:
         row = next(r for r in target_rows(read_table(written), args.target, best.machine)[args.dtype] if r[0] == args.n)
         print(f"wrote {written}: {family} {params} for n <= {args.n}, proved legal for n in {row[3][0]}..{row[3][1]}")
     return 1 if any(r.status == "wrong" for r in found.records) else 0
+
+
+def _best_line(best, candidate, ceiling: float | None) -> str:
+    """'best: TEXT (rate...)', TEXT as `polyfw solve --schedule` takes it (its run settings
+    included), and the run options it cannot carry named."""
+    from .solve import RUN_SETTINGS
+    from .space import DEFAULT_OPTIONS
+
+    text = candidate.schedule_text if candidate is not None else best.key
+    left_out = [item for item in best.key.split(";")[1:] if item.partition("=")[0] not in RUN_SETTINGS
+                and DEFAULT_OPTIONS.get(item.partition("=")[0]) != item.partition("=")[2]]
+    rate = f"{best.rate / 1e9:.2f} G relaxations/s" + (
+        f" = {best.rate / ceiling:.0%} of the ceiling" if ceiling else "")
+    solve = "polyfw solve --schedule takes it as is" + (
+        f", without the run options {', '.join(left_out)}" if left_out else "")
+    return f"best: {text} ({rate}; {solve})"
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -328,7 +385,9 @@ def _family_options(parser: argparse.ArgumentParser, tree: bool = False) -> None
                 parser.add_argument(f"--{declared.name.replace('_', '-')}", default=None, metavar="VALUE",
                                     help=f"{'/'.join(owners)}: {declared.help} ({declared.describe()})")
     if tree:
-        parser.add_argument("--tree", default=None, help="a schedule tree in isl's text form over S[k,i,j]")
+        parser.add_argument("--tree", default=None, metavar="FILE",
+                            help="a schedule tree in isl's text form ('-': standard input), as polyfw show prints it: "
+                                 "over the points S[k,i,j], or over the tile-layers T[kb,ib,jb] with its tile size")
 
 
 def _schedule_from(args: argparse.Namespace):
@@ -338,8 +397,11 @@ def _schedule_from(args: argparse.Namespace):
     if getattr(args, "tree", None):
         if args.family:
             raise UsageError("give either a family or --tree FILE, not both")
+        tile = getattr(args, "tile", None)
+        if args.tree == "-":
+            return from_tree(sys.stdin.read(), args.n, name="stdin", tile=None if tile is None else int(tile))
         with open(args.tree) as handle:
-            return from_tree(handle.read(), args.n, name=args.tree)
+            return from_tree(handle.read(), args.n, name=args.tree, tile=None if tile is None else int(tile))
     if not args.family:
         raise UsageError("name a schedule family (see 'polyfw schedules') or give --tree FILE")
     from schedules.parameters import FAMILY_PARAMETERS, parameter
@@ -427,23 +489,32 @@ def _generalized_findings(schedule) -> list[str]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    """The tree exactly as --tree reads it back: '#' lines (comments to isl's reader) say what it
+    is, then the tree on one line."""
+    from schedules.cost import tile_view
     from schedules.draw import draw_block_order
-    from schedules.stages import stage_view
 
     schedule = _schedule_from(args)
-    print(f"{schedule.name}\n")
-    level = "tile" if schedule.tile_tree is not None else "point"
-    print(f"schedule tree ({level} level, isl text):")
-    print(schedule.tree_text(level))
+    level = args.level or ("tile" if schedule.tile_tree is not None else "point")
+    if level == "tile" and schedule.tile_tree is None:
+        raise UsageError(f"{schedule.name} is a tree over the points only; it has no tile level")
+    size = "N" if schedule.n is None else schedule.n
+    header = [schedule.name,
+              f"schedule tree, {level} level, in isl's text form; polyfw check, cost, emit and show read it back "
+              f"with --tree FILE --n {size}"]
     if schedule.family == "generalized":
-        print("\nchecker findings on seed 000's orderings:")
-        print("\n".join(_generalized_findings(schedule)))
-    if schedule.tile_tree is not None and args.png:
-        blocks = -(-schedule.n // schedule.tile)
+        header += ["checker findings on seed 000's orderings:", *_generalized_findings(schedule)]
+    print("\n".join(f"# {line}" for line in header))
+    print(schedule.tree_file_text(level))
+    if args.png:
+        if schedule.n is None:
+            raise UsageError("give --n to draw the block order")
+        view = tile_view(schedule)  # the tile-layers, or the points of a tree over points only
+        blocks = -(-schedule.n // view.tile)
         if blocks > args.max_blocks:
             raise ValueError(f"Q = {blocks} blocks per side is too many to draw; use at most --max-blocks {args.max_blocks}")
-        draw_block_order(stage_view(schedule.tile_tree, schedule.n, schedule.tile), blocks, schedule.name, args.png)
-        print(f"\nblock order drawn to {args.png}")
+        draw_block_order(view, blocks, schedule.name, args.png)
+        print(f"block order drawn to {args.png}", file=sys.stderr)
     return 0
 
 
@@ -530,20 +601,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", help="all-pairs shortest paths of a graph file")
     solve.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file (or .npy under MPI)")
-    solve.add_argument("-o", "--output", required=True, help="where to save the distance matrix (.npy)")
-    solve.add_argument("--predecessors", default=None, metavar="P.npy", help="also save predecessors (scipy's convention)")
+    solve.add_argument("-o", "--output", required=True,
+                       help="where to save the distance matrix: .npy, or .csv (unreachable as inf)")
+    solve.add_argument("--predecessors", default=None, metavar="P.npy",
+                       help="also save predecessors (scipy's convention), .npy or .csv")
     solve.add_argument("--schedule", default="auto", help="auto, or family[:key=value,...], e.g. generalized:kappa=4")
     solve.add_argument("--tile", type=int, default=None, help="block size r (default: the schedule's or 128)")
     solve.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
     solve.add_argument("--target", default="cpu", choices=list(TARGETS),
                        help="cudasim needs NUMBA_ENABLE_CUDASIM=1 in the environment")
-    solve.add_argument("--dtype", default=None, choices=DTYPE_NAMES + ["uint8"],
-                       help="default: float64 on cpu, float32 on GPUs; uint8 for or-and")
+    solve.add_argument("--dtype", default="auto", choices=["auto"] + DTYPE_NAMES + ["uint8"],
+                       help="auto (default): int32 where exact, else float64 (float32 on GPUs), saved as float64 "
+                            "with inf; a named dtype is computed in and saved; uint8 for or-and")
     solve.add_argument("--undirected", action="store_true", help="use every edge in both directions")
     solve.add_argument("--semiring", default="min-plus", choices=list(SEMIRINGS),
                        help="min-plus: shortest paths; max-min: widest; min-max: minimax; or-and: reachability")
-    solve.add_argument("--method", default="dense", choices=("dense", "sparse", "auto"),
-                       help="dense: Floyd-Warshall by the schedule; sparse: Johnson; auto: the faster by the cost model")
+    solve.add_argument("--method", default="auto", choices=("dense", "sparse", "auto"),
+                       help="dense: Floyd-Warshall by the schedule; sparse: Johnson; auto (default): the faster by "
+                            "the cost model (dense where --schedule, --tile or --kappa is given)")
     distributed = solve.add_argument_group(
         "MPI (under mpiexec, or with --mpi): the processes form a grid and share the work; the input may "
         "also be an n x n .npy weight matrix every process reads its blocks of; -o is written by all of them")
@@ -650,8 +725,12 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--json", action="store_true", help="print one JSON object")
     cost.set_defaults(run=_cmd_cost)
 
-    show = commands.add_parser("show", help="print the schedule tree and draw its block order")
+    show = commands.add_parser("show", help="print the schedule tree (as --tree reads it back) and draw its "
+                                            "block order")
     _family_options(show, tree=True)
+    show.add_argument("--level", default=None, choices=("tile", "point"),
+                      help="the tree over the tile-layers T[kb,ib,jb] (default where there is one) or over the "
+                           "points S[k,i,j] (what the generated code runs)")
     show.add_argument("--png", default=None, help="draw which block runs in which stage to this PNG")
     show.add_argument("--max-blocks", type=int, default=16)
     show.set_defaults(run=_cmd_show)
@@ -662,11 +741,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the exit status of a command whose reader closed the pipe (a process killed by SIGPIPE: 128 + 13)
+READER_GONE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command; a failure is one line 'polyfw: error: ...' and exit status 1 (usage errors: 2)."""
-    args = build_parser().parse_args(argv)
+    """Run a command; a failure is one line 'polyfw: error: ...' and exit status 1 (usage errors: 2).
+    Output cut short by its reader (polyfw deps | head -1) ends quietly, status READER_GONE."""
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        finally:
+            sys.stdout.flush()  # --help into a closed pipe fails here, not at exit
+        status = _run(args)
+        sys.stdout.flush()  # what is still buffered fails here, not at exit
+        return status
+    except BrokenPipeError:
+        # nothing more can be written to the reader; point stdout at devnull so the interpreter's
+        # own flush at exit stays quiet too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return READER_GONE
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
+    except BrokenPipeError:
+        raise  # main's: the reader went away, not a failure to report
     except Exception as error:  # noqa: BLE001 - every failure reaches the user as one line
         if args.debug:
             raise

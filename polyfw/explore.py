@@ -225,7 +225,7 @@ def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int
         schedule = recipe()
         refusal = refusal_of(schedule)
     record = Record(machine_key, model.target, dtype, n, candidate.key, candidate.family, candidate.param_dict(),
-                    "illegal", schedule.tree_text("tile" if schedule.tile_tree is not None else "point"),
+                    "illegal", schedule.tree_file_text(),
                     origin, machine_description=description)
     if refusal is not None:
         record.note = refusal

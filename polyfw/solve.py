@@ -95,11 +95,12 @@ def _run_setting(key: str, value: str, text: str) -> str:
 def parse_schedule(text: str) -> tuple[str, dict[str, Any]]:
     """'generalized:kappa=2,tile=64' -> ('generalized', {'kappa': 2, 'tile': 64}): each value parsed
     by its declared type (schedules.parameters; 'recursive:paired=false' is False), plus the run
-    settings (RUN_SETTINGS: 'runtime=dataflow', 'grid=2x2', 'lookahead=false'), checked and kept as text."""
+    settings (RUN_SETTINGS: 'runtime=dataflow', 'grid=2x2', 'lookahead=false'), checked and kept as text.
+    A ';' separates like ',' (an exploration's key: 'classic:tile=64,stages=I-SD-DD;runtime=dataflow')."""
     family, _, settings = text.partition(":")
     family = family.strip()
     params: dict[str, Any] = {}
-    for item in filter(None, settings.split(",")):
+    for item in filter(None, settings.replace(";", ",").split(",")):
         key, equals, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not equals:

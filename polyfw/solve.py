@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from codegen import generate
+from codegen.distances import float64_distances
 from codegen.targets import TARGETS
 from schedules.families import FAMILIES, build
 from schedules.parameters import FAMILY_PARAMETERS, parameter
 from schedules.schedule import Schedule
-from tiling.graphs import (INT32_INF, WeightSummary, as_dense, as_float_distances, as_semiring_matrix,
+from tiling.graphs import (INT32_INF, WeightSummary, as_dense, as_semiring_matrix,
                            missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
@@ -396,7 +397,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
     if ring.name == "or-and":
         return distances.astype(bool)
     # one conversion at the end: int32's INF becomes inf (float64 for a scipy user), else one copy
-    distances = as_float_distances(distances) if as_scipy and distances.dtype != np.float64 \
+    distances = float64_distances(distances) if as_scipy and distances.dtype != np.float64 \
         else np.ascontiguousarray(distances)
     if pred is None:
         return distances

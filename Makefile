@@ -27,7 +27,7 @@ test: $(STAMP)
 	    POLYFW_ISA=$$isa $(BIN)/python -m pytest -q -m "isa and not slow" || exit 1; \
 	done
 	PYTHON=$(PYTHON) bash scripts/wheel_check.sh
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

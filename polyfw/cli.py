@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -40,9 +41,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if str(args.input).endswith(".npy"):
         raise UsageError(f"{args.input}: .npy inputs are read block by block by MPI processes; add --mpi")
 
-    result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
-                   target=args.target, dtype=args.dtype, directed=not args.undirected,
-                   predecessors=args.predecessors is not None, semiring=args.semiring, method=args.method)
+    with _numbered_as_in(args.input):
+        result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
+                       target=args.target, dtype=args.dtype, directed=not args.undirected,
+                       predecessors=args.predecessors is not None, semiring=args.semiring, method=args.method)
     distances, predecessors = result if args.predecessors else (result, None)
     _save_matrix(args.output, distances)
     print(f"wrote {distances.shape[0]} x {distances.shape[1]} {distances.dtype} distances to {args.output}")
@@ -158,6 +160,17 @@ def _file_source(path: str, source: int) -> int:
     return source - 1 if str(path).endswith((".gr", ".mtx")) else source
 
 
+@contextmanager
+def _numbered_as_in(path: str):
+    """A negative cycle named by its vertex as the file `path` numbers it."""
+    from .errors import NegativeCycleError
+
+    try:
+        yield
+    except NegativeCycleError as error:
+        raise NegativeCycleError(error.vertex, first=_file_source(path, 0) * -1) from None
+
+
 def _cmd_search(args: argparse.Namespace) -> int:
     from tiling.graphs import read_graph
 
@@ -174,7 +187,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         unreached = int((result == np.iinfo(result.dtype).max).sum())
         what = f"{result.dtype} levels (unreached: {np.iinfo(result.dtype).max}, {unreached} vertices)"
     else:
-        result, parent = sssp(graph, source, directed=not args.undirected)
+        with _numbered_as_in(args.input):
+            result, parent = sssp(graph, source, directed=not args.undirected)
         what = f"distances ({int(np.isinf(result).sum())} vertices unreachable: inf)"
     np.save(args.output, result)
     print(f"wrote {result.shape[0]} {what} from vertex {args.source} to {args.output}")

@@ -10,6 +10,8 @@ class NegativeCycleError(_ScipyNegativeCycleError):
     A subclass of scipy's error, so code that catches scipy's catches it too.
     """
 
-    def __init__(self, vertex: int):
+    def __init__(self, vertex: int, first: int = 0):
+        """vertex: numbered from 0; `first`: the number the message gives the first vertex (1 for a
+        .gr or .mtx file's numbering)."""
         self.vertex = vertex
-        super().__init__(f"negative cycle through vertex {vertex}: shortest paths are undefined")
+        super().__init__(f"negative cycle through vertex {vertex + first}: shortest paths are undefined")

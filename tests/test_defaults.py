@@ -1,6 +1,7 @@
 """What a user meets first: the defaults take the fastest exact path, dense zeros are said
 what they are, and odd inputs get an answer or one clear line."""
 import logging
+import re
 import subprocess
 import sys
 import warnings
@@ -141,3 +142,14 @@ def test_the_cli_defaults_are_the_fast_exact_path(tmp_path):
     assert done.returncode == 0, done.stderr
     saved = np.load(tmp_path / "d.npy")
     assert saved.dtype == np.float64 and saved[0, 3] == 8.0
+
+
+def test_a_negative_cycle_in_a_file_is_named_as_the_file_numbers_vertices(tmp_path, capsys):
+    graph = tmp_path / "g.gr"
+    graph.write_text("p sp 4 3\na 1 2 1\na 2 4 -5\na 4 2 1\n")  # the cycle 2 -> 4 -> 2 (1 and 3 from 0)
+    for command in (["solve", str(graph), "-o", str(tmp_path / "d.npy")],
+                    ["sssp", str(graph), "--source", "1", "-o", str(tmp_path / "s.npy")]):
+        assert main(command) == 1
+        error = capsys.readouterr().err
+        assert re.fullmatch(r"polyfw: error: negative cycle through vertex [24]: shortest paths are undefined\n",
+                            error), error

@@ -127,29 +127,12 @@ def dijkstra(indptr, indices, weights, source, dist, parent, keys, values):
 
 
 @njit(parallel=True, cache=True)
-def dijkstra_from_every(indptr, indices, weights, potential, dist, parent, workers):
-    """Johnson's second half: Dijkstra on the reweighted graph from each source, in parallel over
-    sources, then the potentials taken back out. dist, parent: n x n, filled here. Each worker
-    takes every workers-th source with heap scratch of its own (allocating it per source inside
-    the parallel loop cost a quarter of the run)."""
-    n = dist.shape[0]
-    for w in prange(workers):
-        keys = np.empty(indices.shape[0] + 1)
-        values = np.empty(indices.shape[0] + 1, dtype=np.int64)
-        for s in range(w, n, workers):
-            row, row_parent = dist[s], parent[s]
-            row[:] = np.inf
-            row_parent[:] = NO_PARENT
-            dijkstra(indptr, indices, weights, s, row, row_parent, keys, values)
-            for v in range(n):
-                if row[v] < np.inf:
-                    row[v] = row[v] - potential[s] + potential[v]
-
-
-@njit(parallel=True, cache=True)
 def dijkstra_from_sources(indptr, indices, weights, potential, sources, dist, parent, workers):
-    """dijkstra_from_every for the given sources only (scipy's `indices`): row r of dist and parent
-    (len(sources) x n, filled here) is the search from sources[r]; a source may repeat."""
+    """Johnson's second half: Dijkstra on the reweighted graph from each of `sources`, in parallel,
+    then the potentials taken back out. Row r of dist and parent (len(sources) x n, filled here)
+    is the search from sources[r] (every vertex for all pairs; scipy's `indices`; a source may
+    repeat). Each worker takes every workers-th source with heap scratch of its own (allocating
+    it per source inside the parallel loop cost a quarter of the run)."""
     count = sources.shape[0]
     n = dist.shape[1]
     for w in prange(workers):

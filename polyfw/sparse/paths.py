@@ -9,7 +9,7 @@ from tiling.graphs import GraphInputError
 from ..errors import NegativeCycleError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .kernels import (NO_PARENT, _bucket, _next_low, _relax_frontier, bellman_ford, bottom_up_step, dijkstra,
-                      dijkstra_from_every, tight_parents, top_down_step)
+                      dijkstra_from_sources, tight_parents, top_down_step)
 
 #: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
 #: top-down again once the frontier is below n / BETA vertices
@@ -201,7 +201,8 @@ def johnson(graph, directed: bool = True, predecessors: bool = False):
     reweighted = np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
     dist = np.empty((csr.n, csr.n))
     parent = np.empty((csr.n, csr.n), dtype=np.int64)
-    dijkstra_from_every(csr.indptr, csr.indices, reweighted, h, dist, parent, 4 * numba.get_num_threads())
+    dijkstra_from_sources(csr.indptr, csr.indices, reweighted, h, np.arange(csr.n, dtype=np.int64), dist, parent,
+                          4 * numba.get_num_threads())
     if not predecessors:
         return dist
     parent[parent == NO_PARENT] = NO_PREDECESSOR

@@ -6,7 +6,7 @@ and polyfw's generated schedules, in one run, as ratios. Not a test.
 Rounds interleave the contenders, and each timing is paired with a ceiling
 sample taken just before it (the shared host's speed drifts within minutes).
 That paired ceiling is polyfw's own register block, so it only tracks the
-drift; the ceiling a schedule is judged against is polyfw/ceiling.py's
+drift; the ceiling a schedule is judged against is polyfw/machine/ceiling.py's
 (a C++ micro-kernel at its best register-block shape for the ISA), measured
 once at the start.
 
@@ -36,11 +36,12 @@ from codegen.cpu import _compile_kernels  # noqa: E402
 from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
 from polyfw import solve  # noqa: E402
-from polyfw.tuning import shipped_path, write_winner  # noqa: E402
-from polyfw.solve import (auto_configuration, chosen_runtime, padded_stride, parse_schedule,  # noqa: E402
-                          resolve_schedule)
+from polyfw.machine.tuning import shipped_path, write_winner  # noqa: E402
+from polyfw.configuration import (auto_configuration, chosen_runtime, parse_schedule,  # noqa: E402
+                                  resolve_schedule)
+from polyfw.solve import padded_stride  # noqa: E402
 
-from polyfw.ceiling import measure as measure_ceiling  # noqa: E402
+from polyfw.machine.ceiling import measure as measure_ceiling  # noqa: E402
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128", "classic:tile=256,runtime=dataflow", "generalized:tile=128,kappa=2,runtime=dataflow",
@@ -181,7 +182,7 @@ def main() -> None:
                         help="--tune writes this table (default: the one this source tree ships)")
     parser.add_argument("--json", default=None, help="also save every measurement here")
     parser.add_argument("--no-independent-ceiling", action="store_true",
-                        help="skip polyfw/ceiling.py (a C++ micro-kernel over every register-block "
+                        help="skip polyfw/machine/ceiling.py (a C++ micro-kernel over every register-block "
                              "shape; needs g++)")
     args = parser.parse_args()
     print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="

@@ -27,7 +27,8 @@ import numpy as np  # noqa: E402
 
 from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
-from polyfw.solve import padded_stride, resolve_schedule  # noqa: E402
+from polyfw.configuration import resolve_schedule  # noqa: E402
+from polyfw.solve import padded_stride  # noqa: E402
 from schedules.cost import tile_view  # noqa: E402
 from schedules.simulate import dataflow_times, role_durations, stage_barrier_times  # noqa: E402
 

@@ -29,7 +29,7 @@ def worker(args: argparse.Namespace) -> None:
     from codegen.mpi import world
     from codegen.register_blocks import cpu_description
     from schedules.families import build
-    from tiling.graphs import INT32_INF
+    from tiling.semirings import INT32_INF
 
     sys.path.insert(0, str(Path(__file__).parent))
     from interleaved import random_distances

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from scipy.sparse.csgraph import floyd_warshall  # noqa: E402
 
 from codegen import floyd_warshall_naive  # noqa: E402
-from tiling import graphs  # noqa: E402
+from polyfw import graphs  # noqa: E402
 
 
 def median_seconds(run, prepare, repeats: int) -> float:

@@ -25,8 +25,9 @@ import numpy as np  # noqa: E402
 from scipy.sparse.csgraph import shortest_path  # noqa: E402
 
 from codegen.register_blocks import cpu_description  # noqa: E402
-from polyfw.solve import auto_configuration  # noqa: E402
-from tiling.graphs import INT32_INF, as_dense, dense_to_sparse, minnesota_road_graph  # noqa: E402
+from polyfw.configuration import auto_configuration  # noqa: E402
+from tiling.semirings import INT32_INF  # noqa: E402
+from polyfw.graphs import as_dense, dense_to_sparse, minnesota_road_graph  # noqa: E402
 
 SCHEDULES = ["auto", "classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2",
              "generalized:tile=128,kappa=4", "recursive:tile=128"]

@@ -26,7 +26,7 @@ import scipy.sparse as sp  # noqa: E402
 from scipy.sparse.csgraph import breadth_first_order, dijkstra, shortest_path  # noqa: E402
 
 from codegen.register_blocks import cpu_description  # noqa: E402
-from tiling.graphs import minnesota_road_graph  # noqa: E402
+from polyfw.graphs import minnesota_road_graph  # noqa: E402
 
 
 def harmonic_mean(values: list[float]) -> float:

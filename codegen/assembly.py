@@ -29,8 +29,7 @@ def product_assembly(options: KernelOptions) -> str:
     """x86 assembly of relax_product for these options, compiled afresh (Numba keeps no assembly
     for code it loads from its cache) with the vectorizer settings the kernel module uses."""
     module = ModuleType("polyfw_kernels_for_assembly")
-    exec(compile(kernel_source(options).replace("cache=True", "cache=False"), module.__name__, "exec"),
-         module.__dict__)
+    exec(compile(kernel_source(options, cache=False), module.__name__, "exec"), module.__dict__)
     signatures = kernel_signatures(options)
     for name in ("micro_rows", "relax_rows", "relax_layers", "relax_product"):
         with vectorizers(slp=name.startswith("micro_"), loop=not name.startswith("micro_")):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tiling.graphs import INT32_INF
+from tiling.semirings import INT32_INF
 
 
 @njit(parallel=True, cache=True)

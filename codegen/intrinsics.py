@@ -18,6 +18,8 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from tiling.semirings import OPERATIONS
+
 _I8_POINTER = ir.IntType(8).as_pointer()
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -122,10 +124,6 @@ def _ahead(fetch):
 prefetch_ahead, prefetch_ahead_l2 = _ahead(prefetch), _ahead(prefetch_l2)
 
 
-#: the comparison that keeps the better operand of min and max
-_BETTER = {"min": "<", "max": ">"}
-
-
 def vector_width(itemsize: int, isa: str | None = None) -> int:
     """Elements per vector register of `isa` (default: the target ISA)."""
     return ISAS[isa or target_isa()][0] // itemsize
@@ -137,8 +135,8 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
     k0..k0+depth-1: C = C (+) (a[i, k] (x) a[k, j]), one broadcast of a[i, k]
-    per row and one vector load of row k per vector; (+) is 'min' or 'max',
-    (x) 'add', 'min' or 'max' (tiling.semirings). Indices are uint64.
+    per row and one vector load of row k per vector; (+) and (x) are names of
+    tiling.semirings.OPERATIONS, which write their own IR. Indices are uint64.
     int32 sums wrap at 32 bits like the cast-back sums of the other kernels
     (the INF sentinel keeps 2 INF below 2^31). Float comparisons are
     ordered, the selects vminps/vmaxps implement; uint8 compares unsigned.
@@ -152,17 +150,7 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         floating = isinstance(array_type.dtype, types.Float)
         signed = floating or array_type.dtype.signed
 
-        def pick(builder, relation, x, y):
-            """x if x `relation` y else y."""
-            if floating:
-                return builder.select(builder.fcmp_ordered(relation, x, y), x, y)
-            compare = builder.icmp_signed if signed else builder.icmp_unsigned
-            return builder.select(compare(relation, x, y), x, y)
-
-        def combine(builder, x, y):
-            if times == "add":
-                return builder.fadd(x, y) if floating else builder.add(x, y)
-            return pick(builder, _BETTER[times], x, y)
+        keep, combine = OPERATIONS[plus], OPERATIONS[times]
 
         width = vector_width(context.get_abi_sizeof(element), isa)
         vector = ir.VectorType(element, width)
@@ -196,8 +184,8 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
                                                    undefined, lanes_from_first)
                 for v in range(vectors):
                     current = builder.load(accumulators[m][v])
-                    through_k = combine(builder, broadcast, row_k[v])
-                    builder.store(pick(builder, _BETTER[plus], through_k, current), accumulators[m][v])
+                    through_k = combine.llvm(builder, broadcast, row_k[v], floating, signed)
+                    builder.store(keep.llvm(builder, through_k, current, floating, signed), accumulators[m][v])
 
         unrolled = builder.udiv(depth, _I64(unroll))
         with cgutils.for_range(builder, unrolled) as loop:

@@ -219,11 +219,11 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
     columns = vectors * width
     full_rows, full_columns = _EDGE // rows * rows, _EDGE // columns * columns
     left = (_EDGE - full_columns) // width  # vectors right of the last full strip
-    block = semiring_block(rows, vectors, ring_.plus, ring_.times, unroll)
-    row_block = semiring_block(1, vectors, ring_.plus, ring_.times)
+    block = semiring_block(rows, vectors, ring_.plus.name, ring_.times.name, unroll)
+    row_block = semiring_block(1, vectors, ring_.plus.name, ring_.times.name)
     # blocks of `left` vectors (a dummy 1 x 1 where none is needed)
-    edge_block = semiring_block(rows, max(left, 1), ring_.plus, ring_.times)
-    corner_block = semiring_block(1, max(left, 1), ring_.plus, ring_.times)
+    edge_block = semiring_block(rows, max(left, 1), ring_.plus.name, ring_.times.name)
+    corner_block = semiring_block(1, max(left, 1), ring_.plus.name, ring_.times.name)
     start, line = _DEPTH, 64 // np.dtype(dtype).itemsize
     near, far = prefetch
 

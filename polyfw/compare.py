@@ -13,11 +13,13 @@ from scipy.sparse.csgraph import shortest_path
 
 from codegen import generate
 from codegen.reference import floyd_warshall_naive
+from codegen.targets import find_target
 from schedules.cost import cost
-from tiling.graphs import as_float_distances, dense_to_sparse
 
+from .configuration import resolve_schedule
+from .graphs import as_float_distances, dense_to_sparse
 from .method import choose_method
-from .solve import padded_stride, resolve_schedule
+from .solve import padded_stride, sparse_stands_in
 from .sparse import as_csr, johnson
 
 
@@ -97,7 +99,7 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
             row.model_stages, row.model_traffic, row.model_writebacks_saved = (
                 report.stages, report.traffic, report.writebacks_saved)
         rows.append(row)
-    if target == "cpu":
+    if sparse_stands_in(find_target(target)):
         rows += _sparse_rows(matrix, expected, scipy_seconds, naive_seconds, repeats)
     if progress:
         _progress(steps, steps, "done")

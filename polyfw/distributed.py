@@ -18,11 +18,14 @@ import numpy as np
 
 from codegen import generate
 from codegen.mpi import CompiledMPI, world
+from schedules.distribute import Grid, grid_for, plan_distribution
+from schedules.families import build
 from schedules.schedule import Schedule
-from tiling.graphs import INT32_INF, GraphInputError, as_dense, read_graph, resolve_dtype
+from tiling.semirings import INT32_INF
 
+from .configuration import resolve_schedule, run_settings
 from .errors import NegativeCycleError
-from .solve import NO_PREDECESSOR, resolve_schedule, run_settings
+from .graphs import NO_PREDECESSOR, GraphInputError, as_dense, read_graph, resolve_dtype
 
 _ERRORS = {"GraphInputError": GraphInputError, "ValueError": ValueError, "FileNotFoundError": FileNotFoundError}
 
@@ -39,6 +42,11 @@ class DistributedSolution:
     seconds: float
     #: every rank's RunStats as a dict (on rank 0; the own rank's elsewhere)
     stats: list[dict] = field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        """The counts of `stats` summed over the ranks (messages, bytes, tile-layers, skipped ones)."""
+        return {key: sum(stats[key] for stats in self.stats) for key in self.stats[0]
+                if key not in ("seconds", "wait_seconds")}
 
 
 def _agree(comm, error: Exception | None) -> None:
@@ -101,7 +109,7 @@ def _load_blocks(compiled: CompiledMPI, path: str, dtype_name: str, directed: bo
     _agree(comm, error)
     dtype = np.dtype(dtype_name)
     if dtype == np.int32:
-        finite = np.isfinite(local) & (local < int(INT32_INF))
+        finite = np.isfinite(local) & (local < INT32_INF)
         error = None
         if (local[finite] != np.round(local[finite])).any():
             error = GraphInputError(f"{path}: int32 needs integer weights")
@@ -127,7 +135,7 @@ def _restore_unreachable(compiled: CompiledMPI, lightest: float) -> None:
     """int32 with negative edges: INF + w may fall below INF; put INF back (polyfw.solve's rule)."""
     process = compiled.process
     distances = process.local_blocks()
-    leaked = distances >= int(INT32_INF) + (compiled.n - 1) * lightest
+    leaked = distances >= INT32_INF + (compiled.n - 1) * lightest
     distances[leaked] = INT32_INF
     if process.pred is not None:
         process.region(process.pred)[leaked] = NO_PREDECESSOR
@@ -153,11 +161,12 @@ def _save(compiled: CompiledMPI, local: np.ndarray, path: str) -> None:
 
 
 def _layout(schedule: str | Schedule, n: int, dtype_name: str, processes: int, grid: tuple[int, int] | None,
-            placement: str | None, lookahead: bool | None) -> tuple[tuple[int, int] | None, str, bool]:
+            placement: str | None, lookahead: bool | None, target: str = "mpi"
+            ) -> tuple[tuple[int, int] | None, str, bool]:
     """The grid, placement and lookahead to run with: the caller's, else the schedule's settings.
     A grid and placement from the settings are taken together, and only where the caller chose
     neither and the grid has as many processes as the world."""
-    settings = run_settings(schedule, n, dtype_name, "mpi")
+    settings = run_settings(schedule, n, dtype_name, target)
     fits = "grid" not in settings or settings["grid"][0] * settings["grid"][1] == processes
     if grid is None and placement is None and fits:
         grid, placement = settings.get("grid"), settings.get("placement")
@@ -169,7 +178,7 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
                       predecessors: bool = False, grid: tuple[int, int] | None = None,
                       placement: str = "block-cyclic", lookahead: bool = True, skip_inf: bool = True,
                       threads: int | None = None, output: str | None = None,
-                      predecessors_output: str | None = None) -> DistributedSolution:
+                      predecessors_output: str | None = None, target: str = "mpi") -> DistributedSolution:
     """Shortest-path distances of `graph` on every process of MPI's world (collective).
 
     graph: on rank 0, anything polyfw.solve takes; or, on every rank, the path of an n x n
@@ -198,10 +207,10 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
         matrix, lightest = None, 0.0
     else:
         matrix, n, lightest = _read_on_root(comm, graph, dtype_name, directed, weight)
-    chosen = resolve_schedule(schedule, n, dtype_name, "mpi", tile, kappa)
-    grid, placement, lookahead = _layout(schedule, n, dtype_name, comm.Get_size(), grid, placement, lookahead)
+    chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
+    grid, placement, lookahead = _layout(schedule, n, dtype_name, comm.Get_size(), grid, placement, lookahead, target)
     started = time.perf_counter()
-    compiled = generate(chosen, target="mpi", dtype=dtype_name, grid=grid, placement=placement,
+    compiled = generate(chosen, target=target, dtype=dtype_name, grid=grid, placement=placement,
                         lookahead=lookahead, skip_inf=skip_inf, threads=threads, predecessors=predecessors)
     process = compiled.process
     if from_npy:
@@ -210,7 +219,7 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
         process.scatter(matrix, include_pred=False)
         del matrix
     if dtype_name == "int32" and lightest < 0:  # INF + w < INF: unreachable is anything above this
-        process.unreachable_from = int(INT32_INF) + (n - 1) * lightest
+        process.unreachable_from = INT32_INF + (n - 1) * lightest
     if predecessors:
         _initial_predecessors(compiled)
     negative = process.run()
@@ -231,3 +240,43 @@ def solve_distributed(graph=None, *, schedule: str | Schedule = "auto", tile: in
     stats = comm.gather(process.stats.as_dict(), root=0)
     return DistributedSolution(distances, pred, chosen.name, str(compiled.plan.grid),
                                time.perf_counter() - started, stats if rank == 0 else [process.stats.as_dict()])
+
+
+def world_report(grid: tuple[int, int] | None = None, placement: str | None = None, n: int | None = None,
+                 family: str = "classic", tile: int = 128, lookahead: bool = True, dtype: str = "float64",
+                 comm=None) -> str | None:
+    """The MPI world, its process grid (the given one, else the squarest for the world's size), and
+    with n each rank's share of the family's schedule on it: blocks, tile-layers, messages and
+    bytes (collective; the text on rank 0, None elsewhere)."""
+    import socket
+
+    comm = world() if comm is None else comm
+    size = comm.Get_size()
+    placement = placement or "block-cyclic"
+    layout = grid_for(size, placement) if grid is None else Grid(*grid, placement)
+    hosts = comm.gather(socket.gethostname(), root=0)
+    if comm.Get_rank() != 0:
+        return None
+    from mpi4py import MPI
+
+    lines = [f"MPI: {MPI.Get_library_version().splitlines()[0].strip()}; {size} processes on "
+             f"{len(set(hosts))} node(s); grid {layout}"]
+    if layout.size != size:
+        lines.append(f"(grid {layout.rows} x {layout.cols} needs {layout.size} processes: run under mpiexec -n "
+                     f"{layout.size})")
+    if n is None:
+        return "\n".join(lines)
+    schedule = build(family, n, tile)
+    plan = plan_distribution(schedule, layout, lookahead)
+    traffic = plan.traffic(np.dtype(dtype).itemsize)
+    lines += [f"{schedule.name}: {plan.blocks} x {plan.blocks} blocks, {len(plan.units)} tile-layers, "
+              f"{len(plan.sends)} messages",
+              f"{'rank':>4} {'block rows':>10} {'block cols':>10} {'tile-layers':>11} {'sent':>6} {'received':>8} "
+              f"{'MB sent':>8} {'MB received':>11}"]
+    for r in range(layout.size):
+        rows, cols = layout.block_rows(r, plan.blocks), layout.block_cols(r, plan.blocks)
+        lines.append(f"{r:>4} {len(rows):>10} {len(cols):>10} "
+                     f"{int((plan.owner == r).sum()):>11} {traffic['messages_sent'][r]:>6} "
+                     f"{traffic['messages_received'][r]:>8} {traffic['bytes_sent'][r] / 1e6:>8.2f} "
+                     f"{traffic['bytes_received'][r] / 1e6:>11.2f}")
+    return "\n".join(lines)

@@ -21,16 +21,16 @@ import numba
 import numpy as np
 from scipy.sparse.csgraph._validation import validate_graph
 
-from tiling.graphs import Edges, as_float_distances
-
+from .graphs import NO_PREDECESSOR, Edges, as_float_distances
 from .method import choose_method
-from .solve import NO_PREDECESSOR, solve
+from .solve import solve
 from .sparse import as_csr, sssp
 from .sparse.csr import CSRGraph, _from_arrays
 from .sparse.kernels import dijkstra_from_sources
 from .sparse.paths import potentials
 
-METHODS = ("auto", "FW", "D", "BF", "J")
+#: scipy's shortest_path methods
+SHORTEST_PATH_METHODS = ("auto", "FW", "D", "BF", "J")
 
 
 def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = False,
@@ -72,8 +72,8 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     (Johnson's where a weight is negative) by polyfw's cost model, and with `indices` the searches
     from those sources, as scipy does. overwrite applies to 'FW' only (and to 'auto' where it
     chose it), as in scipy; indices cannot go with 'FW' (ValueError, as in scipy)."""
-    if method not in METHODS:
-        raise ValueError(f"unrecognized method {method!r}: use one of {', '.join(map(repr, METHODS))}")
+    if method not in SHORTEST_PATH_METHODS:
+        raise ValueError(f"unrecognized method {method!r}: use one of {', '.join(map(repr, SHORTEST_PATH_METHODS))}")
     if method == "FW" and indices is not None:
         raise ValueError("Cannot specify indices with method == 'FW'.")
     if method == "FW":

@@ -28,7 +28,7 @@ from tiling.tile_dependences import PredecessorRule
 from .emitted import UnsafeCodeError, check_task_graph
 
 from .simulate import tile_predecessors
-from .stages import stage_view
+from .stages import StageView, stage_view
 
 PLACEMENTS = ("block-cyclic", "strips")
 
@@ -311,6 +311,18 @@ def _sends(units: np.ndarray, operands: np.ndarray, owner: np.ndarray) -> np.nda
     return np.column_stack([unique // size, unique % size, kinds]).astype(np.int64)
 
 
+def tile_layers_in_order(schedule, runtime: str) -> StageView:
+    """Every tile-layer of `schedule` (units (kb, ib, jb) and role marks) in the schedule's order:
+    the one task list the runtimes that run tile-layers one by one start from (the dataflow
+    runtime's priorities, the MPI plan's units); `runtime` names the one asking, in errors."""
+    if schedule.n is None:
+        raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n for {runtime}")
+    if schedule.tile_tree is None or not schedule.original_point_order:
+        raise ValueError(f"{runtime} runs tile-level schedules (the families); {schedule.name} is given "
+                         "over points only")
+    return stage_view(schedule.tile_tree, schedule.n, schedule.tile)
+
+
 def plan_distribution(schedule, grid: Grid, lookahead: bool = True, network: Network | None = None
                       ) -> DistributedPlan:
     """The schedule's tile-layers placed on `grid`: order, owners, operands and messages.
@@ -319,14 +331,9 @@ def plan_distribution(schedule, grid: Grid, lookahead: bool = True, network: Net
     the order a list schedule under `network`'s model gives, which sends blocks others wait
     for as early as their operands allow (see _lookahead_order)."""
     network = Network() if network is None else network
-    if schedule.n is None:
-        raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n to distribute it")
-    if schedule.tile_tree is None or not schedule.original_point_order:
-        raise ValueError(f"the MPI runtime runs tile-level schedules (the families); {schedule.name} is given "
-                         "over points only")
+    units = tile_layers_in_order(schedule, "the MPI runtime").units.astype(np.int64)
     n, tile = schedule.n, schedule.tile
     blocks = -(-n // tile)
-    units = stage_view(schedule.tile_tree, n, tile).units.astype(np.int64)
     if len(units) != blocks**3 or len(np.unique((units[:, 0] * blocks + units[:, 1]) * blocks + units[:, 2])) \
             != blocks**3:
         raise ValueError(f"{schedule.name} does not run every tile-layer exactly once")

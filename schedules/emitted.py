@@ -33,7 +33,7 @@ from tiling.dependences import dependence_model
 from tiling.isl_utils import image_of_point, lex_before_at, sample_pair
 from tiling.tile_dependences import PredecessorRule, rules_waits, unordered_pairs
 
-from .flatten import flatten_below
+from .tree_to_map import flatten_below
 from .legality import tile_lift
 
 

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from .parameters import GENERALIZED_VARIANTS, REVERSE_DIRECTIONS, check_parameters
+from tiling.registry import Registry
+
+from .parameters import (FAMILY_PARAMETERS, GENERALIZED_VARIANTS, REVERSE_DIRECTIONS, TILE, Parameter,
+                         check_parameters, parameter)
 from .schedule import Schedule
 from .tree import ROLE_CONDITIONS, Band, Filter, Node, Sequence_, build_tree, stage, tasks, to_point_tree
 
@@ -151,6 +156,83 @@ def recursive_spec(levels: int, paired: bool = True) -> Node:
     return node
 
 
+# ---------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True)
+class Family:
+    """A schedule family, declared once: its parameters (schedules.parameters.Parameter), the
+    tile-level spec they make (whose stages name their roles), and what a built schedule records."""
+
+    name: str
+    help: str
+    parameters: tuple[Parameter, ...]
+    #: spec(blocks, **every parameter but the size) -> the tile-level spec for Q = blocks per side
+    spec: Callable[..., Node]
+    #: record(values, given) -> the parameters the schedule's name and text show
+    record: Callable[[dict, dict], dict]
+    #: the parameter that is the block size ('tile' or 'base'), or None: one element (tile 1)
+    size: str | None = "tile"
+    #: its tree depends on Q, so it is built for a concrete n only
+    needs_n: bool = False
+
+    def parameter(self, name: str) -> Parameter:
+        return parameter(self.name, name)
+
+    def settings(self, given: dict[str, Any], blocks: int | None) -> dict[str, Any]:
+        """`given` checked, with every other parameter (the size aside) at its default."""
+        checked = check_parameters(self.name, given, blocks)
+        return {p.name: checked.get(p.name, p.default) for p in self.parameters if p.name != self.size}
+
+
+#: every family build, solve, explore and the CLI know: `register(Family(...))` adds one
+FAMILIES: Registry[Family] = Registry("schedule family")
+find_family = FAMILIES.find
+
+
+def register(family: Family) -> Family:
+    """Make a family available to build, solve, explore and the CLI (one line per family); its
+    parameters are then what schedules.parameters checks text and values against."""
+    FAMILY_PARAMETERS[family.name] = family.parameters
+    return FAMILIES.register(family)
+
+
+def _order_parameter(name: str, steps: tuple[str, ...], help: str) -> Parameter:
+    return Parameter(name, "order", steps, help, steps)
+
+
+def _generalized_record(values: dict, given: dict) -> dict:
+    orders = {k: "-".join(values[k]) for k in given if k in ("step_order", "part_order")}  # as given
+    reverse = {} if values["reverse"] == "descending" else {"reverse": values["reverse"]}
+    return {"kappa": values["kappa"], "variant": values["variant"], **orders, **reverse}
+
+
+register(Family("naive", "the loop nest as written: layer k, its rows in parallel; n stages", (), lambda blocks: naive_spec(),
+                lambda values, given: {}, size=None))
+register(Family("classic", "blocked FW (κ = 1): per block layer the pivot, then its row and column, then the rest; 3Q stages",
+                (TILE, _order_parameter("stages", ("I", "SD", "DD"), "the order of a block layer's stages (only "
+                                        "I-SD-DD is legal; the others are for the checker)")),
+                lambda blocks, stages: classic_spec(stages),
+                lambda values, given: {} if values["stages"] == ("I", "SD", "DD") else
+                {"stages": "-".join(values["stages"])}))
+register(Family("generalized", "seed 000's multitile blocked FW: κ block layers per group; 3κ' stages a group (seed), 2κ'+1 (fused)",
+                (TILE,
+                 Parameter("kappa", "int", 2, "block layers per group (seed 000's kappa)", up_to_blocks=True),
+                 Parameter("variant", "choice", "seed", "'seed': seed 000's stages; 'fused': the reverse loop and "
+                           "Rest(K) in one parallel stage", GENERALIZED_VARIANTS),
+                 Parameter("reverse", "choice", "descending", "the reverse loop's direction (seed 000: descending)",
+                           REVERSE_DIRECTIONS),
+                 _order_parameter("step_order", ("LeadBlock", "LeadRowCol"), "the forward loop's two steps"),
+                 _order_parameter("part_order", ("forward", "reverse", "rest"), "a group's three parts")),
+                lambda blocks, **values: generalized_spec(**values), _generalized_record))
+register(Family("recursive", "Park et al.'s recursive order down to base tiles, with R-Kleene's launches; 5Q−4 stages (paired), 7Q−6",
+                (Parameter("base", "int", None, "base block size t_R (solve's default: the tuning table's, else 128)"),
+                 Parameter("paired", "bool", True, "the SD row and column products in one launch (false: two)")),
+                lambda blocks, paired: recursive_spec(_recursive_levels(blocks), paired),
+                lambda values, given: {"base": values["base"], "paired": values["paired"]},
+                size="base", needs_n=True))
+
+
 # ---------------------------------------------------------------- building
 
 
@@ -174,74 +256,30 @@ def from_spec(family: str, spec: Node, n: int | None, tile: int, params: dict | 
 
 
 def family_spec(name: str, n: int | None, tile: int, **params) -> Node:
-    """The tile-level spec a family builds for these (checked) parameters: what its tree is made
-    from, and what schedules.mutate starts from."""
-    if name == "naive":
-        return naive_spec()
-    if name == "classic":
-        return classic_spec(params.get("stages", ("I", "SD", "DD")))
-    if name == "generalized":
-        return generalized_spec(params["kappa"], params.get("variant", "seed"), reverse=params.get("reverse", "descending"),
-                                **{k: params[k] for k in ("step_order", "part_order") if k in params})
-    if name == "recursive":
-        return recursive_spec(_recursive_levels(_blocks(n, tile)), params.get("paired", True))
-    raise ValueError(f"unknown schedule family {name!r}; available: {', '.join(FAMILIES)}")
-
-
-def build_naive(n: int | None, tile: int = 1) -> Schedule:
-    return from_spec("naive", family_spec("naive", n, 1), n, 1, {})
-
-
-def build_classic(n: int | None, tile: int, stages: Sequence[str] = ("I", "SD", "DD")) -> Schedule:
-    params = {} if tuple(stages) == ("I", "SD", "DD") else {"stages": "-".join(stages)}
-    return from_spec("classic", family_spec("classic", n, tile, stages=stages), n, tile, params)
-
-
-def build_generalized(n: int | None, tile: int, kappa: int, variant: str = "seed", reverse: str = "descending",
-                      **orders) -> Schedule:
+    """The tile-level spec a family builds for these parameters (the others at their defaults):
+    what its tree is made from, and what schedules.mutate starts from."""
+    family = find_family(name)
     blocks = _blocks(n, tile)
-    if not isinstance(kappa, int) or kappa < 1 or (blocks is not None and kappa > blocks):
-        limit = "Q" if blocks is None else f"Q = {blocks}"
-        raise ValueError(f"kappa must be an int in 1..{limit} (blocks per side), got {kappa!r}")
-    params = {"kappa": kappa, "variant": variant, **{k: "-".join(v) for k, v in orders.items()}}
-    if reverse != "descending":
-        params["reverse"] = reverse
-    spec = family_spec("generalized", n, tile, kappa=kappa, variant=variant, reverse=reverse, **orders)
-    return from_spec("generalized", spec, n, tile, params)
+    return family.spec(blocks, **family.settings(params, blocks))
 
-
-def build_recursive(n: int | None, tile: int | None = None, base: int | None = None, paired: bool = True) -> Schedule:
-    base = base or tile
-    if n is None:
-        raise ValueError("the recursive family needs a concrete n (its depth is log2 of the block count)")
-    if base is None:
-        raise ValueError("give the recursive family its base size (base=...)")
-    _validate(n, base)
-    return from_spec("recursive", family_spec("recursive", n, base, paired=paired), n, base,
-                     {"base": base, "paired": paired})
-
-
-FAMILIES: dict[str, Callable[..., Schedule]] = {
-    "naive": build_naive,
-    "classic": build_classic,
-    "generalized": build_generalized,
-    "recursive": build_recursive,
-}
 
 def build(name: str, n: int | None, tile: int | None = None, **params) -> Schedule:
     """A schedule of the named family: build('generalized', 1024, 32, kappa=4). Parameters are
     checked against the family's declarations (schedules.parameters); text is parsed by type."""
-    if name not in FAMILIES:
-        raise ValueError(f"unknown schedule family {name!r}; available: {', '.join(FAMILIES)}")
-    if name != "recursive":
-        tile = 1 if name == "naive" else tile
-        if tile is None:
-            raise ValueError(f"the {name} family needs a tile size (tile=...)")
-        if name != "naive":
-            tile = check_parameters(name, {"tile": tile})["tile"]
-        _validate(n, tile)
-    elif "base" in params:
-        params["base"] = check_parameters(name, {"base": params["base"]})["base"]
-    size = tile if tile is not None else params.get("base")
-    params = check_parameters(name, params, _blocks(n, size) if isinstance(size, int) and size > 0 else None)
-    return FAMILIES[name](n, tile, **params)
+    family = find_family(name)
+    if family.size is None:
+        size = 1
+    else:  # a size named otherwise ('base') may also come as the positional tile
+        size = params.pop(family.size, None) if family.size != "tile" else None
+        size = tile if size is None else size
+    if size is None:
+        raise ValueError(f"the {name} family needs a {family.size} size ({family.size}=...)")
+    if family.needs_n and n is None:
+        raise ValueError(f"the {name} family needs a concrete n (its tree depends on the block count)")
+    if family.size is not None:
+        size = check_parameters(name, {family.size: size})[family.size]
+    _validate(n, size)
+    blocks = _blocks(n, size)
+    values = family.settings(params, blocks)
+    recorded = family.record({**values, family.size: size}, params)
+    return from_spec(name, family.spec(blocks, **values), n, size, recorded)

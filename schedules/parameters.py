@@ -96,31 +96,9 @@ TILE = Parameter("tile", "int", None, "block size r (solve's default: the tuning
 GENERALIZED_VARIANTS = ("seed", "fused")
 REVERSE_DIRECTIONS = ("descending", "ascending")
 
-#: family -> its parameters besides n, in the order `polyfw schedules` lists them
-FAMILY_PARAMETERS: dict[str, tuple[Parameter, ...]] = {
-    "naive": (),
-    "classic": (
-        TILE,
-        Parameter("stages", "order", ("I", "SD", "DD"), "the order of a block layer's stages (only I-SD-DD "
-                  "is legal; the others are for the checker)", ("I", "SD", "DD")),
-    ),
-    "generalized": (
-        TILE,
-        Parameter("kappa", "int", 2, "block layers per group (seed 000's kappa)", up_to_blocks=True),
-        Parameter("variant", "choice", "seed", "'seed': seed 000's stages; 'fused': the reverse loop and "
-                  "Rest(K) in one parallel stage", GENERALIZED_VARIANTS),
-        Parameter("reverse", "choice", "descending", "the reverse loop's direction (seed 000: descending)",
-                  REVERSE_DIRECTIONS),
-        Parameter("step_order", "order", ("LeadBlock", "LeadRowCol"), "the forward loop's two steps",
-                  ("LeadBlock", "LeadRowCol")),
-        Parameter("part_order", "order", ("forward", "reverse", "rest"), "a group's three parts",
-                  ("forward", "reverse", "rest")),
-    ),
-    "recursive": (
-        Parameter("base", "int", None, "base block size t_R (solve's default: the tuning table's, else 128)"),
-        Parameter("paired", "bool", True, "the SD row and column products in one launch (false: two)"),
-    ),
-}
+#: family -> its parameters besides n, in the order `polyfw schedules` lists them (filled by
+#: schedules.families.register, where each family declares them)
+FAMILY_PARAMETERS: dict[str, tuple[Parameter, ...]] = {}
 
 
 def parameter(family: str, name: str) -> Parameter:

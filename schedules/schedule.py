@@ -10,7 +10,7 @@ import islpy as isl
 
 from tiling import model
 
-from .flatten import flatten
+from .tree_to_map import flatten
 from .schedule_map import ScheduleMap
 from .tree import TILE, TILE_ITERATORS, tile_domain, to_point_tree
 

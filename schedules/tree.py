@@ -16,9 +16,7 @@ from typing import Union
 import islpy as isl
 
 from tiling import model
-
-TILE = "T"
-TILE_ITERATORS = ("kb", "ib", "jb")
+from tiling.tile_dependences import TILE, TILE_ITERATORS
 #: the roles a single tile-layer can have, from the block indices alone
 ROLE_CONDITIONS = {
     "I": "ib = kb and jb = kb",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from schedules import find_violations, maps
+from schedules import find_violations, map_baselines
 
 
 def main() -> None:
@@ -16,9 +16,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=8)
     parser.add_argument("--tile", type=int, default=3)
     args = parser.parse_args()
-    candidates = [maps.loop_order(args.n, order) for order in ("kij", "kji", "ikj", "ijk")]
+    candidates = [map_baselines.loop_order(args.n, order) for order in ("kij", "kji", "ikj", "ijk")]
     candidates += [
-        maps.classic_blocked(args.n, args.tile, stages)
+        map_baselines.classic_blocked(args.n, args.tile, stages)
         for stages in (("I", "SD", "DD"), ("I", "DD", "SD"), ("SD", "I", "DD"))
     ]
     print(f"n = {args.n}, tile = {args.tile}")

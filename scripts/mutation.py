@@ -58,15 +58,15 @@ EQUIVALENT: dict[str, str] = {
     "schedules.legality.x__to_tiles__mutmut_2": "drops the '[n] ->' prefix for parametric n; the map's domain is "
                                                "intersected with the parametric one, which adds n back",
     "schedules.tree.x_to_point_tree__mutmut_10": "the same: pulling back a tree over [n] adds n to the map",
-    "codegen.front.xǁMarkStateǁ__init____mutmut_1": "every statement is below a task mark, which sets role to None "
-                                                     "before any statement reads it",
+    "codegen.proved_ast.xǁMarkStateǁ__init____mutmut_1": "every statement is below a task mark, which sets role "
+                                                          "to None before any statement reads it",
     "schedules.families.x_recursive_spec__mutmut_1": "family_spec always passes paired: the default is never used",
     "codegen.cpu.xǁ_Writerǁhooks__mutmut_54": "a region is recorded with its label when its mark is met, and "
                                              "record_workers keeps the first label",
     **{f"codegen.cpu.xǁCompiledScheduleǁ__call____mutmut_{number}": "a float64 status holds -1 and every pivot "
        "index exactly; the call returns int(status[0])" for number in (14, 17)},
-    "codegen.front.xǁMarkStateǁleave__mutmut_3": "in_task is read only through before_task, which is False once "
-                                                 "the region is left",
+    "codegen.proved_ast.xǁMarkStateǁleave__mutmut_3": "in_task is read only through before_task, which is False "
+                                                      "once the region is left",
     **{f"codegen.cpu.{name}": why for names, why in (
         (("xǁ_Writerǁhooks__mutmut_33", "xǁ_Writerǁhooks__mutmut_64"), "None for False: both falsy"),
         (("xǁ_Writerǁhooks__mutmut_44", "xǁ_Writerǁhooks__mutmut_48"),

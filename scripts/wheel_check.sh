@@ -47,8 +47,8 @@ outside = [m.__name__ for m in modules if venv not in Path(m.__file__).resolve()
 assert not outside, f"imported from outside the installed wheel: {outside}"
 
 import polyfw
-from polyfw.tuning import shipped_path
-from tiling.graphs import as_float_distances
+from polyfw.machine.tuning import shipped_path
+from polyfw.graphs import as_float_distances
 
 assert shipped_path().is_file(), f"the tuning table is not in the wheel: {shipped_path()}"
 rng = np.random.default_rng(1)

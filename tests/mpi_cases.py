@@ -22,7 +22,8 @@ from codegen.mpi import world  # noqa: E402
 from polyfw.distributed import solve_distributed  # noqa: E402
 from schedules.distribute import grid_for  # noqa: E402
 from schedules.families import build  # noqa: E402
-from tiling.graphs import INT32_INF, as_dense, random_graph  # noqa: E402
+from tiling.semirings import INT32_INF  # noqa: E402
+from polyfw.graphs import as_dense, random_graph  # noqa: E402
 
 COMM = world()
 RANK, SIZE = COMM.Get_rank(), COMM.Get_size()

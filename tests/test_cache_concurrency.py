@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from polyfw.store import Store
+from polyfw.explore.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from codegen import register_blocks
-from polyfw import tuning
+from polyfw.machine import tuning
 from polyfw.cli import main
-from polyfw.store import DamagedStoreError, Record, Store
+from polyfw.explore.store import DamagedStoreError, Record, Store
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,9 +14,9 @@ import polyfw
 import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.cpu import check_matrix
-from codegen.front import prepare
+from codegen.proved_ast import prepare
 from polyfw.solve import NO_PREDECESSOR, initial_predecessors
-from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
+from polyfw.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
 
 FAMILY_CASES = [
     ("classic", {"tile": 16}),

@@ -18,7 +18,7 @@ import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.cuda_kernels import CudaOptions
 from tests.test_codegen import REVERSED_DD
-from tiling.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph, read_graph
+from polyfw.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph, read_graph
 
 FAMILIES = [
     ("classic", {"tile": 4}),
@@ -112,7 +112,7 @@ def test_concurrent_blocks_catch_a_task_split_across_thread_blocks(monkeypatch):
     # the H100 bug, re-made: the task's own loop as a grid dimension (and the proof switched off).
     # The ordinary simulator runs the blocks in index order and sees nothing.
     import codegen.cuda
-    from codegen.front import Front
+    from codegen.proved_ast import Front
     from codegen.gpu_semantics import ConcurrentWriteError
 
     monkeypatch.setattr(codegen.cuda, "TASK_MARK", "no-such-mark")

@@ -9,7 +9,7 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 import schedules
 from codegen import generate
 from codegen.reference import floyd_warshall_nest
-from tiling.graphs import polybench_matrix
+from polyfw.graphs import polybench_matrix
 from tiling.isl_utils import enumerate_points
 from tiling.tile_dependences import tile_relation
 
@@ -160,7 +160,7 @@ def test_solve_takes_the_runtime_from_the_schedule_text_or_the_tuning_table(monk
     matrix = polybench_matrix(40).astype(np.float64)
     expected = scipy_floyd_warshall(matrix)
     assert np.array_equal(solve(matrix, schedule="classic:tile=8,runtime=dataflow"), expected)
-    monkeypatch.setattr(solve_module, "auto_configuration",
+    monkeypatch.setattr(importlib.import_module("polyfw.configuration"), "auto_configuration",
                         lambda n, dtype, target="cpu": ("generalized", {"tile": 8, "kappa": 2, "runtime": "dataflow"}))
     assert np.array_equal(solve(matrix), expected)
     assert np.array_equal(solve(matrix, schedule="classic:tile=8"), expected)

@@ -14,7 +14,8 @@ from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
 import polyfw
 from polyfw.cli import main
-from tiling.graphs import GraphInputError, random_graph
+from polyfw.graphs import GraphInputError, random_graph
+from tiling.semirings import INT32_INF
 
 
 def road_like(n=60, seed=3):
@@ -27,7 +28,8 @@ def test_no_options_computes_in_int32_and_returns_what_scipy_returns(caplog):
     with caplog.at_level(logging.INFO, logger="polyfw"):
         got = polyfw.solve(graph)
     assert got.dtype == np.float64 and np.array_equal(got, scipy_shortest_path(graph))
-    assert "dtype='auto' chose int32: integer weights whose path lengths stay below 2**30 - 1" in caplog.text
+    assert f"dtype='auto' chose int32: integer weights whose path lengths stay below INT32_INF = {INT32_INF}" \
+        in caplog.text
     assert "method='auto' chose" in caplog.text and got.method_choice is not None
 
 
@@ -41,7 +43,7 @@ def test_fractional_or_huge_integer_weights_stay_in_float64(caplog):
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="polyfw"):
         assert np.array_equal(polyfw.solve(huge), scipy_shortest_path(huge))
-    assert "chose float64: integer weights whose path lengths may pass 2**30 - 1" in caplog.text
+    assert f"chose float64: integer weights whose path lengths may pass INT32_INF = {INT32_INF}" in caplog.text
 
 
 def test_a_named_dtype_is_computed_in_and_returned():

@@ -4,10 +4,10 @@ import pytest
 
 import codegen.cpu
 import codegen.cuda
-import codegen.front
+import codegen.proved_ast
 import schedules
 from codegen import generate
-from codegen.front import prepare
+from codegen.proved_ast import prepare
 from schedules.emitted import UnsafeCodeError, Workers, find_unsafe
 
 FAMILIES = [
@@ -80,8 +80,8 @@ def test_a_loop_inside_a_task_run_as_thread_blocks_is_refused(monkeypatch):
 
 def test_cpu_tasks_split_inside_a_task_are_refused(monkeypatch):
     # the same mistake on the CPU: every loop of a parallel band taken as a task boundary
-    enter = codegen.front.MarkState.enter
-    monkeypatch.setattr(codegen.front.MarkState, "enter", lambda marks, name: "role" if name == "task" else
+    enter = codegen.proved_ast.MarkState.enter
+    monkeypatch.setattr(codegen.proved_ast.MarkState, "enter", lambda marks, name: "role" if name == "task" else
                         enter(marks, name))  # the task mark missed: every loop of the region taken as tasks
     monkeypatch.setattr(codegen.cpu, "_COMPILED", {})
     with pytest.raises(UnsafeCodeError, match=r"^refusing cpu code for generalized.*: run_tasks stage 0 \(at c0=0, "
@@ -131,7 +131,7 @@ def test_a_proof_on_disk_is_reused_unless_proving_always_is_asked(monkeypatch, t
     regions = generate(schedule, dtype="float32").workers
     front = prepare(schedule)
     proved = []
-    monkeypatch.setattr(codegen.front, "check_emitted", lambda *arguments: proved.append(arguments[2:4]))
+    monkeypatch.setattr(codegen.proved_ast, "check_emitted", lambda *arguments: proved.append(arguments[2:4]))
     monkeypatch.setenv("POLYFW_CACHE", str(tmp_path))
     front.check(regions, "classic")
     front.check(regions, "classic")

@@ -11,15 +11,15 @@ from scipy.stats import kendalltau
 import polyfw
 from polyfw.cli import main
 from polyfw.explore import Exploration, Problem, explore, order_candidates
-from polyfw.solve import auto_configuration, parse_schedule, resolve_schedule
-from polyfw.space import Candidate, Space, label
-from polyfw.store import Record, Store
-from polyfw.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table, write_winner
+from polyfw.configuration import auto_configuration, parse_schedule, resolve_schedule
+from polyfw.explore.space import Candidate, Space, label
+from polyfw.explore.store import Record, Store
+from polyfw.machine.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table, write_winner
 from codegen.register_blocks import cpu_key
 from schedules import build
 from schedules.parameters import FAMILY_PARAMETERS
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
-from tiling.graphs import as_float_distances, random_graph
+from polyfw.graphs import as_float_distances, random_graph
 
 
 def test_the_space_takes_each_axis_from_the_declared_parameters():

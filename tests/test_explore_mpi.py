@@ -8,11 +8,11 @@ import pytest
 
 from polyfw.distributed import _layout
 from polyfw.explore import Problem, explore
-from polyfw.explore_mpi import Team, run_together
-from polyfw.solve import parse_schedule, resolve_schedule, run_settings
-from polyfw.space import Candidate, Space
-from polyfw.store import Store
-from polyfw.tuning import tuning_table, write_winner
+from polyfw.explore.mpi import Team, run_together
+from polyfw.configuration import parse_schedule, resolve_schedule, run_settings
+from polyfw.explore.space import Candidate, Space
+from polyfw.explore.store import Store
+from polyfw.machine.tuning import tuning_table, write_winner
 from codegen.register_blocks import cpu_key
 from schedules import build
 from tests.test_mpi import launch

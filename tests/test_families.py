@@ -8,10 +8,10 @@ import pytest
 from codegen import floyd_warshall_nest
 from schedules import IllegalScheduleError, build, check, execute, find_violations, from_spec, from_tree
 from schedules.families import classic_spec, generalized_spec
-from schedules.flatten import leaf_domains
+from schedules.tree_to_map import leaf_domains
 from schedules.tree import Band, Mark, roles
 from tests import bruteforce
-from tiling import graphs
+from polyfw import graphs
 from tiling.isl_utils import count_points
 
 TILES = [1, 2, 3, 4, 5]
@@ -205,7 +205,7 @@ def test_bad_parameters_are_named():
         build("recursive", 9, base=3, paired=1)  # an int is not a bool: no silent truthiness
     with pytest.raises(ValueError, match="available: naive, classic, generalized, recursive"):
         build("blocked", 9, 3)
-    with pytest.raises(ValueError, match="needs a tile size"):
+    with pytest.raises(ValueError, match="needs a tile size \\(tile=...\\)"):
         build("classic", 9)
     with pytest.raises(ValueError, match="variant"):
         build("generalized", 9, 3, kappa=1, variant="fast")
@@ -214,7 +214,7 @@ def test_bad_parameters_are_named():
 @pytest.mark.parametrize("text, expected", [("false", False), ("False", False), ("no", False), ("0", False),
                                             ("true", True), ("yes", True), ("1", True)])
 def test_paired_text_is_parsed_as_a_bool(text, expected):
-    from polyfw.solve import parse_schedule
+    from polyfw.configuration import parse_schedule
 
     family, params = parse_schedule(f"recursive:base=4,paired={text}")
     assert params == {"base": 4, "paired": expected}

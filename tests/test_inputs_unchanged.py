@@ -28,7 +28,7 @@ import polyfw
 from polyfw import NegativeCycleError
 from polyfw.cli import main
 from polyfw.sparse import bfs, sssp
-from tiling.graphs import GraphInputError
+from polyfw.graphs import GraphInputError
 
 MAX_N = 12
 DENSE = ("float64", "float64-fortran", "float32", "int32", "bool")

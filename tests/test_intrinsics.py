@@ -8,6 +8,7 @@ import pytest
 from numba import njit
 
 from codegen.intrinsics import prefetch, semiring_block, vector_width
+from tiling.semirings import top
 
 UFUNCS = {"min": np.minimum, "max": np.maximum, "add": np.add}
 
@@ -33,7 +34,7 @@ def test_semiring_block_matches_numpy(plus, times, dtype, rows, vectors):
     a = rng.integers(0, 2, size=shape) if dtype == "uint8" else rng.integers(-50, 1000, size=shape)
     a = a.astype(dtype)
     if dtype != "uint8":
-        a[6, 41] = 2**30 - 1 if dtype == "int32" else np.inf  # an INF operand must not win or overflow
+        a[6, 41] = top(dtype)  # an INF operand must not win or overflow
         a[41, 4] = a[6, 41]
     expected = a.copy()
     c = expected[i0:i0 + rows, j0:j0 + columns]
@@ -60,7 +61,7 @@ import numpy as np, schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.intrinsics import target_isa, vector_registers, vector_width
 from codegen.kernels import KernelOptions
-from tiling.graphs import polybench_matrix
+from polyfw.graphs import polybench_matrix
 for family, params in (("classic", {"tile": 16}), ("generalized", {"tile": 16, "kappa": 2})):
     matrix = polybench_matrix(45).astype(DTYPE)
     expected = matrix.copy()

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from schedules import IllegalScheduleError, MalformedScheduleError, ScheduleMap, check, find_violations, maps
+from schedules import IllegalScheduleError, MalformedScheduleError, ScheduleMap, check, find_violations, map_baselines
 from tests import bruteforce
 from tiling.isl_utils import enumerate_points
 
@@ -16,13 +16,13 @@ def violated(schedule, model):
 @pytest.mark.parametrize("n", [None, 1, 5])
 def test_original_order_is_legal_under_both_models(n):
     for model in ("exact", "relaxed"):
-        verdict = check(maps.loop_order(n, "kij"), model)
+        verdict = check(map_baselines.loop_order(n, "kij"), model)
         assert verdict.model == model and verdict.n == n
 
 
 @pytest.mark.parametrize("n", [None, 4])
 def test_order_ijk_is_illegal_under_both_models(n):
-    schedule = maps.loop_order(n, "ijk")
+    schedule = map_baselines.loop_order(n, "ijk")
     for model, first in (("exact", "flow"), ("relaxed", "R_row")):
         with pytest.raises(IllegalScheduleError) as caught:
             check(schedule, model)
@@ -34,7 +34,7 @@ def test_order_ijk_is_illegal_under_both_models(n):
 
 @pytest.mark.parametrize("n, tile", BLOCKED_CASES)
 def test_classic_blocked_violates_exact_but_respects_relaxed(n, tile):
-    schedule = maps.classic_blocked(n, tile)
+    schedule = map_baselines.classic_blocked(n, tile)
     assert check(schedule, "relaxed")
     with pytest.raises(IllegalScheduleError, match="exact dependence"):
         check(schedule, "exact")
@@ -42,7 +42,7 @@ def test_classic_blocked_violates_exact_but_respects_relaxed(n, tile):
 
 @pytest.mark.parametrize("n, tile", BLOCKED_CASES)
 def test_classic_blocked_with_dd_before_sd_is_illegal_under_both(n, tile):
-    schedule = maps.classic_blocked(n, tile, stages=("I", "DD", "SD"))
+    schedule = map_baselines.classic_blocked(n, tile, stages=("I", "DD", "SD"))
     assert violated(schedule, "relaxed") >= {"R_row", "R_col"}
     assert "flow" in violated(schedule, "exact")
 
@@ -72,7 +72,7 @@ def test_two_writes_of_one_element_in_parallel_tasks_are_illegal(n):
 
 
 def test_parametric_witness_uses_the_smallest_n():
-    (first, *_) = find_violations(maps.loop_order(None, "jik"), "relaxed")
+    (first, *_) = find_violations(map_baselines.loop_order(None, "jik"), "relaxed")
     assert first.params == {"n": 2}
     assert "(n=2)" in first.explain()
 
@@ -93,20 +93,20 @@ def test_malformed_schedules_are_rejected():
 
 
 def test_verdict_says_what_was_proved():
-    text = str(check(maps.classic_blocked(6, 4)))
+    text = str(check(map_baselines.classic_blocked(6, 4)))
     assert "legal under the relaxed model for n = 6" in text and "R_row" in text
 
 
 # ---- isl's verdict against a pair-by-pair enumeration
 
 NAMED = [
-    maps.loop_order(4, "kij"),
-    maps.loop_order(4, "ijk"),
-    maps.loop_order(4, "kji"),
-    maps.loop_order(3, "jki"),
-    maps.classic_blocked(5, 2),
-    maps.classic_blocked(5, 2, stages=("I", "DD", "SD")),
-    maps.classic_blocked(5, 3, stages=("SD", "I", "DD")),
+    map_baselines.loop_order(4, "kij"),
+    map_baselines.loop_order(4, "ijk"),
+    map_baselines.loop_order(4, "kji"),
+    map_baselines.loop_order(3, "jki"),
+    map_baselines.classic_blocked(5, 2),
+    map_baselines.classic_blocked(5, 2, stages=("I", "DD", "SD")),
+    map_baselines.classic_blocked(5, 3, stages=("SD", "I", "DD")),
     _parallel_writes(3),
 ]
 
@@ -127,7 +127,7 @@ def test_isl_agrees_with_brute_force(schedule, model):
 # isl's lexmin fails on this one's broken pairs; the witness must still come out
 @example(n=4, tile=2, stages=["I", "SD", "DD"], parallel=[False] * 6 + [True], model="exact")
 def test_isl_agrees_with_brute_force_on_random_blocked_variants(n, tile, stages, parallel, model):
-    base = maps.classic_blocked(n, tile, stages)
+    base = map_baselines.classic_blocked(n, tile, stages)
     schedule = ScheduleMap(base.map, tuple(parallel), n, "random-variant")
     assert violated(schedule, model) == bruteforce.violated(schedule, model)
 

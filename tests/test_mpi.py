@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tiling.graphs import random_graph
+from polyfw.graphs import random_graph
 
 HERE = Path(__file__).parent
 CASES = HERE / "mpi_cases.py"
@@ -113,7 +113,7 @@ def test_npy_input_is_read_by_every_rank_and_written_in_parallel(graph_file, tmp
     from polyfw import solve
 
     graph, _ = graph_file
-    from tiling.graphs import as_dense
+    from polyfw.graphs import as_dense
 
     source = tmp_path / "w.npy"
     np.save(source, as_dense(graph, dtype="float64"))

@@ -2,7 +2,7 @@
 families (a proved mutant runs exactly), and novelty against every family instance."""
 import pytest
 
-from polyfw.mutants import BASES, PROBE_N, PROBE_TILE, explore_mutants, family_signatures, judge, summary
+from polyfw.explore.mutants import BASES, PROBE_N, PROBE_TILE, explore_mutants, family_signatures, judge, summary
 from schedules.cost import tile_view
 from schedules.families import build, classic_spec, family_spec, from_spec, generalized_spec
 from schedules.mutate import (Mutant, delay_child, fuse_bands, interchange_band, mutants, node_at, order_signature,
@@ -111,7 +111,7 @@ def test_reversed_block_layers_are_refused_though_exact(verdicts):
     assert reversed_layers.status == "illegal"
     assert "R_row" in reversed_layers.note or "R_col" in reversed_layers.note
     monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setattr("polyfw.mutants.refusal_of", lambda schedule: None)
+    monkeypatch.setattr("polyfw.explore.mutants.refusal_of", lambda schedule: None)
     try:
         assert judge(BASES[0], Mutant("reverse_band(root)", reverse_band(classic_spec(), ()))).status == "exact"
     finally:
@@ -121,7 +121,7 @@ def test_reversed_block_layers_are_refused_though_exact(verdicts):
 def test_a_proved_but_wrong_mutant_is_reported_as_a_checker_bug(monkeypatch):
     """If the checker accepted an illegal order, judge would say so: 'wrong', with the element."""
     dd_first = Mutant("swap_children(0, 0, 2)", swap_children(classic_spec(), (0,), 0, 2))
-    monkeypatch.setattr("polyfw.mutants.refusal_of", lambda schedule: None)
+    monkeypatch.setattr("polyfw.explore.mutants.refusal_of", lambda schedule: None)
     verdict = judge(BASES[0], dd_first)
     assert verdict.status == "wrong" and verdict.found_by == "run"
     assert verdict.note.startswith("proved legal, but the run gave wrong (cpu): a[")
@@ -136,8 +136,8 @@ def test_family_signatures_cover_every_family_instance_of_the_tile():
 
 def test_a_novel_order_is_proved_again_verified_and_timed_at_the_explorations_size(verdicts, tmp_path):
     from polyfw.explore import Problem
-    from polyfw.mutants import measure_novel
-    from polyfw.store import Store
+    from polyfw.explore.mutants import measure_novel
+    from polyfw.explore.store import Store
 
     novel = next(v for v in verdicts if v.novel and v.description == "split_band(0/2/0/0)")
     with Store(tmp_path / "s.sqlite") as store:

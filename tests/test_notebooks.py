@@ -189,8 +189,9 @@ def check_dependences(notebook):
     import numpy as np
     from scipy.sparse.csgraph import floyd_warshall
 
-    from schedules import check, find_violations, maps
-    from tiling import distance_vectors, exact_dependences, graphs, relaxed_dependences
+    from schedules import check, find_violations, map_baselines
+    from polyfw import graphs
+    from tiling import distance_vectors, exact_dependences, relaxed_dependences
 
     n, tile = (_constants(notebook, ("N", "TILE"))[name] for name in ("N", "TILE"))
     # the distance vectors of both dependence models
@@ -205,11 +206,11 @@ def check_dependences(notebook):
                                   for name, relation in model.relations().items()}
                      for model in (exact_dependences(), relaxed_dependences())}
     # blocked FW: its map, legal under the relaxed model, and each violation of the exact one
-    blocked = maps.classic_blocked(n, tile)
-    assert _printed(notebook, "blocked = maps.classic_blocked") == [
+    blocked = map_baselines.classic_blocked(n, tile)
+    assert _printed(notebook, "blocked = map_baselines.classic_blocked") == [
         str(blocked.map), str(check(blocked, "relaxed")), *(v.explain() for v in find_violations(blocked, "exact"))]
-    wrong = maps.classic_blocked(n, tile, stages=("I", "DD", "SD"))
-    assert _printed(notebook, "wrong = maps.classic_blocked") == [v.explain() for v in find_violations(wrong, "relaxed")]
+    wrong = map_baselines.classic_blocked(n, tile, stages=("I", "DD", "SD"))
+    assert _printed(notebook, "wrong = map_baselines.classic_blocked") == [v.explain() for v in find_violations(wrong, "relaxed")]
     # the distances printed are scipy's on the notebook's graph
     rows = _printed(notebook, "floyd_warshall(edges")
     shown_distances = np.array([[float(x) for x in re.findall(r"-?\d+\.?\d*|inf", row)] for row in rows])
@@ -428,7 +429,7 @@ def check_tutorial(notebook):
 
     from schedules import IllegalScheduleError, check, execute, find_violations, from_spec, from_tree
     from schedules.tree import Band, Filter, Mark, Sequence_
-    from tiling import graphs
+    from polyfw import graphs
 
     constants = _constants(notebook, ("PAPER", "N", "TILE", "BY_HAND", "filters", "DD_BEFORE_SD", "one_stage",
                                       "FOUR_STAGES"), {"Band": Band, "Filter": Filter, "Mark": Mark, "Sequence_": Sequence_})

@@ -11,7 +11,7 @@ from codegen import floyd_warshall_nest, generate
 from polyfw.cli import main
 from schedules import RefusedScheduleError, from_tree, prove, unsafe_run_unproved
 from schedules import proofs
-from tiling.graphs import as_dense, as_float_distances, random_graph
+from polyfw.graphs import as_dense, as_float_distances, random_graph
 
 ILLEGAL_STAGES = ["I-DD-SD", "DD-SD-I", "SD-I-DD"]
 DOMAIN = 'domain: "[n] -> { S[k, i, j] : 0 <= k < n and 0 <= i < n and 0 <= j < n }"\n'

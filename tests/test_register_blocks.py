@@ -14,7 +14,7 @@ from codegen.intrinsics import ISAS, host_isa, runnable_isas, semiring_block, ta
 from codegen.kernels import KernelOptions
 from codegen import register_blocks
 from codegen.register_blocks import BlockChoice, choose_register_block, fitting_shapes, search_shapes
-from tiling.graphs import polybench_matrix
+from polyfw.graphs import polybench_matrix
 
 # every test here depends on the ISA: `make test` runs them again under each narrower one the machine executes
 pytestmark = pytest.mark.isa

@@ -12,8 +12,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from polyfw.cli import READER_GONE, _best_line, main
-from polyfw.solve import parse_schedule
+from polyfw.cli import READER_GONE, main
+from polyfw.explore import best_line
+from polyfw.configuration import parse_schedule
 from schedules import build, cost, from_tree
 
 POLYFW = str(Path(sys.executable).parent / "polyfw")
@@ -84,7 +85,7 @@ def test_isls_own_text_of_a_tile_tree_is_read_with_its_tile_size():
 
 def test_a_mutant_tree_goes_back_as_the_exploration_stores_it():
     from polyfw.explore import measure
-    from polyfw.mutants import BASES, base_mutants, mutant_schedule
+    from polyfw.explore.mutants import BASES, base_mutants, mutant_schedule
 
     base = BASES[0]  # classic's every single mutation
     mutants = base_mutants(base, N, TILE)
@@ -131,10 +132,10 @@ def test_show_draws_a_tree_file(tmp_path, capsys):
 
 
 def test_the_best_configuration_explore_prints_is_what_solve_takes(tmp_path, capsys):
-    from polyfw.space import Candidate
+    from polyfw.explore.space import Candidate
 
     candidate = Candidate("classic", (("tile", 64), ("stages", ("I", "SD", "DD"))), (("runtime", "dataflow"),))
-    line = _best_line(SimpleNamespace(key=candidate.key, rate=2e9), candidate, 20e9)
+    line = best_line(SimpleNamespace(key=candidate.key, rate=2e9), candidate, 20e9)
     text = line.split()[1]
     assert line.startswith("best: classic:tile=64,stages=I-SD-DD,runtime=dataflow (2.00 G relaxations/s = 10% ")
     assert parse_schedule(text) == parse_schedule(candidate.key) == \

@@ -8,8 +8,9 @@ from scipy.sparse.csgraph import floyd_warshall
 
 from codegen import floyd_warshall_naive, floyd_warshall_nest
 from polyfw import NegativeCycleError, solve
-from tiling import graphs
-from tiling.graphs import INT32_INF, as_float_distances
+from polyfw import graphs
+from tiling.semirings import INT32_INF
+from polyfw.graphs import as_float_distances
 
 DTYPES = [np.float32, np.float64, np.int32]
 
@@ -145,7 +146,7 @@ def test_floyd_warshall_is_a_drop_in_for_scipy(options):
     from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
     from polyfw import floyd_warshall
-    from tiling.graphs import as_dense, dense_to_sparse, random_graph
+    from polyfw.graphs import as_dense, dense_to_sparse, random_graph
 
     graph = dense_to_sparse(as_dense(random_graph(40, seed=3)))
     scipy_options = {k: v for k, v in options.items() if k not in ("dtype", "schedule")}

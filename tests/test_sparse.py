@@ -14,7 +14,8 @@ from scipy.sparse.csgraph import shortest_path
 from polyfw import NegativeCycleError, solve
 from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, sssp, validate_bfs,
                            validate_sssp)
-from tiling.graphs import INT32_INF, GraphInputError, minnesota_road_graph
+from tiling.semirings import INT32_INF
+from polyfw.graphs import GraphInputError, minnesota_road_graph
 
 
 def _scipy(csr) -> sp.csr_array:

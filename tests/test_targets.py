@@ -9,7 +9,7 @@ from codegen import floyd_warshall_nest, generate
 from codegen.targets import TARGETS, Target, register
 from polyfw import solve
 from polyfw.cli import build_parser
-from tiling.graphs import as_dense, polybench_matrix, random_graph
+from polyfw.graphs import as_dense, polybench_matrix, random_graph
 
 FAMILIES = [("classic", {"tile": 8}), ("generalized", {"tile": 8, "kappa": 3}),
             ("generalized", {"tile": 8, "kappa": 2, "variant": "fused"}), ("recursive", {"base": 8}),

@@ -1,4 +1,4 @@
-"""The isl model of the Floyd–Warshall nest: domain, accesses, dependences, graph inputs;
+"""The isl model of the Floyd–Warshall nest: domain, accesses, dependences, semirings;
 and what every layer above shares: isl helpers, the isl-AST-to-Python front end, the code cache."""
 from .code_cache import prefer_wide_vectors
 

@@ -56,6 +56,15 @@ def expr_to_python(expr: isl.AstExpr) -> str:
     raise NotImplementedError(f"isl AST operation {op} has no Python translation")
 
 
+def ids_in(expr: isl.AstExpr) -> set[str]:
+    """The names (iterators, parameters) an isl AST expression reads."""
+    if expr.get_type() == isl.ast_expr_type.id:
+        return {expr.get_id().get_name()}
+    if expr.get_type() != isl.ast_expr_type.op:
+        return set()
+    return set().union(*(ids_in(expr.get_op_arg(a)) for a in range(expr.get_op_n_arg())))
+
+
 @dataclass
 class Hooks:
     """What statements and marks become. Each returns (lines before the body, lines after)."""
@@ -73,6 +82,15 @@ class Hooks:
     replace: Callable[[str, isl.AstNode], list[str] | None] = field(default=lambda name, node: None)
     #: called with the mark's name once its body is written
     leave_mark: Callable[[str], None] = field(default=lambda name: None)
+    #: called with every isl expression the walk writes (loop iterators and bounds, conditions, and a
+    #: statement's arguments, in order, just before `statement`): with ids_in, the names the code reads
+    expression: Callable[[isl.AstExpr], None] = field(default=lambda expr: None)
+
+
+def _written(expr: isl.AstExpr, hooks: Hooks) -> str:
+    """An expression the walk writes, shown to hooks.expression first."""
+    hooks.expression(expr)
+    return expr_to_python(expr)
 
 
 def loop_range(node: isl.AstNode) -> tuple[str, str, str, str]:
@@ -91,6 +109,8 @@ def loop_range(node: isl.AstNode) -> tuple[str, str, str, str]:
 
 def _loop_header(node: isl.AstNode, hooks: Hooks) -> list[str]:
     iterator, init, stop, step = loop_range(node)
+    for expr in (node.for_get_iterator(), node.for_get_init(), node.for_get_cond(), node.for_get_inc()):
+        hooks.expression(expr)
     kind = hooks.loop(iterator)
     if kind.startswith("grid."):
         if step != "1":
@@ -114,14 +134,14 @@ def node_to_python(node: isl.AstNode, hooks: Hooks, indent: int = 0) -> list[str
         return lines
     if kind == isl.ast_node_type.for_:
         if node.for_is_degenerate():
-            iterator = expr_to_python(node.for_get_iterator())
+            iterator = _written(node.for_get_iterator(), hooks)
             hooks.assign(iterator)
-            head = [f"{pad}{iterator} = {expr_to_python(node.for_get_init())}"]
+            head = [f"{pad}{iterator} = {_written(node.for_get_init(), hooks)}"]
             return head + node_to_python(node.for_get_body(), hooks, indent)
         return [pad + line for line in _loop_header(node, hooks)] + node_to_python(node.for_get_body(), hooks,
                                                                                       indent + 1)
     if kind == isl.ast_node_type.if_:
-        lines = [f"{pad}if {expr_to_python(node.if_get_cond())}:"]
+        lines = [f"{pad}if {_written(node.if_get_cond(), hooks)}:"]
         lines += node_to_python(node.if_get_then_node(), hooks, indent + 1)
         if node.if_has_else_node():
             lines += [f"{pad}else:"] + node_to_python(node.if_get_else_node(), hooks, indent + 1)
@@ -138,7 +158,7 @@ def node_to_python(node: isl.AstNode, hooks: Hooks, indent: int = 0) -> list[str
     if kind == isl.ast_node_type.user:
         call = node.user_get_expr()
         name = expr_to_python(call.get_op_arg(0))
-        args = [expr_to_python(call.get_op_arg(a)) for a in range(1, call.get_op_n_arg())]
+        args = [_written(call.get_op_arg(a), hooks) for a in range(1, call.get_op_n_arg())]
         return [pad + line for line in hooks.statement(name, args)]
     raise NotImplementedError(f"isl AST node {kind} has no Python translation")
 

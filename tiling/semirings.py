@@ -1,4 +1,4 @@
-"""Semirings as data: the one operation every kernel, reference and solver is instantiated from.
+"""Semirings as data: the one declaration every kernel, reference and solver is instantiated from.
 
 FW computes a[i,j] = a[i,j] (+) a[i,k] (x) a[k,j]. The relaxed dependence model
 (DESIGN.md section 1) holds when (+) is selective - the min or max of a total
@@ -6,98 +6,165 @@ order, so an update keeps one of its operands and only ever moves a value one
 way - (x) is monotone, and no pivot improves on itself (a[k,k] (x) a[k,k] better
 than a[k,k]: for min-plus, a negative cycle). Then every proved tiling is right
 for the semiring too. plus-times is defined only to be refused by name.
+
+An `Operation` says once how each kernel writes it: as Python (the Numba CPU and
+CUDA kernels, the reference nest), as a numpy ufunc (the python target, graph
+inputs) and as LLVM IR (the register-block intrinsic). A `Semiring` is two
+operations, its element types and, where its carrier is not the whole type
+(probabilities in [0, 1]), its own 'no path' and 'self' values. Adding one is a
+`register(Semiring(...))` line; nothing else lists semirings.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-#: (x) written as Python, for the kernels' templates
-_TIMES = {"add": "{x} + {y}", "min": "min({x}, {y})", "max": "max({x}, {y})", "mul": "{x} * {y}"}
-_BETTER = {"min": "<", "max": ">"}
+from .registry import Registry
+from .render import fill
+
+#: The int32 infinity, written once: INF + INF = 2**31 - 2 still fits, so a kernel may add two
+#: INF entries without overflow, and with |weights| bounded every real path stays far below it.
+INT32_INF = 2**30 - 1
+
+
+def top(dtype) -> float | int:
+    """The largest value an element type's kernels use: its infinity (uint8: true)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.uint8:
+        return 1
+    if dtype == np.int32:
+        return INT32_INF
+    return np.inf
+
+
+def bottom(dtype) -> float | int:
+    """The smallest value an element type's kernels use: minus its infinity (uint8: false)."""
+    dtype = np.dtype(dtype)
+    return 0 if dtype == np.uint8 else -top(dtype)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A binary operation of a semiring, as each kind of kernel writes it."""
+
+    name: str
+    #: Python, with fields $x and $y: what Numba compiles for the CPU and the GPU
+    python: str
+    ufunc: np.ufunc
+    #: a selective operation keeps the operand that compares so ('<' for min), else None
+    keeps: str | None
+    #: the identity of the operation in a dtype
+    identity: Callable[[Any], float | int]
+    #: integer results come back wider than the operands (Numba types int32 + int32 as int64)
+    widens: bool = False
+
+    @property
+    def selective(self) -> bool:
+        return self.keeps is not None
+
+    def __call__(self, x: str, y: str) -> str:
+        """The Python expression of x (op) y."""
+        return fill(self.python, x=x, y=y)
+
+    def llvm(self, builder, x, y, floating: bool, signed: bool):
+        """The LLVM IR of x (op) y on vectors or scalars of one element type."""
+        if self.keeps is not None:
+            if floating:
+                chosen = builder.fcmp_ordered(self.keeps, x, y)
+            else:
+                chosen = (builder.icmp_signed if signed else builder.icmp_unsigned)(self.keeps, x, y)
+            return builder.select(chosen, x, y)
+        if self.name == "add":
+            return builder.fadd(x, y) if floating else builder.add(x, y)
+        return builder.fmul(x, y) if floating else builder.mul(x, y)
+
+
+MIN = Operation("min", "min($x, $y)", np.minimum, "<", top)
+MAX = Operation("max", "max($x, $y)", np.maximum, ">", bottom)
+ADD = Operation("add", "$x + $y", np.add, None, lambda dtype: 0, widens=True)
+MUL = Operation("mul", "$x * $y", np.multiply, None, lambda dtype: 1, widens=True)
+#: every operation a semiring may name, by name (generated code names them)
+OPERATIONS = {operation.name: operation for operation in (MIN, MAX, ADD, MUL)}
 
 
 @dataclass(frozen=True)
 class Semiring:
     name: str
-    #: (+): 'min' or 'max' (selective), or 'add' (not selective: refused)
-    plus: str
-    #: (x): 'add', 'min', 'max' (or 'mul' for plus-times)
-    times: str
+    #: (+): selective (MIN or MAX), or not (ADD: refused)
+    plus: Operation
+    #: (x): monotone on the carrier
+    times: Operation
     #: what a path is in words, for messages and docs
     meaning: str
+    #: the element types it computes in
     dtypes: tuple[str, ...]
+    #: 'no path' by dtype where it is not (+)'s identity in the whole type (probabilities: 0)
+    zero: Mapping[str, float] = field(default_factory=dict)
+    #: a vertex to itself by dtype where it is not (x)'s identity in the whole type
+    one: Mapping[str, float] = field(default_factory=dict)
+    #: how integer arc lengths (explore's random graphs: 1..1000) read as weights of the carrier
+    #: (probabilities: powers of 1/2, whose products stay exact); None: as they are
+    from_lengths: Callable[[np.ndarray], np.ndarray] | None = None
 
     @property
     def selective(self) -> bool:
-        return self.plus in _BETTER
+        return self.plus.selective
 
     def better(self, x: str, y: str) -> str:
         """Python: x is strictly better than y, so (+) keeps x."""
-        return f"{x} {_BETTER[self.plus]} {y}"
+        return f"{x} {self.plus.keeps} {y}"
 
     def combine(self, x: str, y: str) -> str:
-        """Python: x (x) y (int32 sums are cast by the caller)."""
-        return _TIMES[self.times].format(x=x, y=y)
+        """Python: x (x) y (an int32 result is cast back by the caller where `widens`)."""
+        return self.times(x, y)
 
-    @property
-    def sums(self) -> bool:
-        """(x) is an addition: int32 results need a cast back and an INF that cannot overflow."""
-        return self.times == "add"
+    def keep(self, current: str, offered: str) -> str:
+        """Python: current (+) offered."""
+        return self.plus(current, offered)
+
+    def widens(self, dtype: str) -> bool:
+        """Whether x (x) y comes back wider than `dtype` in Numba and must be cast back."""
+        return self.times.widens and np.dtype(dtype).kind in "iu"
 
     def no_path(self, dtype) -> float | int:
-        """The (+)-identity in `dtype`: what 'no path' is stored as."""
+        """What 'no path' is stored as in `dtype`: the (+)-identity of the carrier."""
         dtype = np.dtype(dtype)
-        sign = 1 if self.plus == "min" else -1
-        if dtype == np.uint8:
-            return 0 if sign < 0 else 1
-        if dtype == np.int32:
-            return sign * (2**30 - 1)  # INF + INF stays inside int32
-        return sign * np.inf
+        return self.zero[dtype.name] if dtype.name in self.zero else self.plus.identity(dtype)
 
     def identity(self, dtype) -> float | int:
-        """The (x)-identity in `dtype`: a vertex's path to itself."""
+        """A vertex's path to itself in `dtype`: the (x)-identity of the carrier."""
         dtype = np.dtype(dtype)
-        if self.times == "add":
-            return 0
-        if self.times == "mul":
-            return 1
-        # min's identity is the top of the order, max's the bottom
-        top = self.times == "min"
-        if dtype == np.uint8:
-            return 1 if top else 0
-        if dtype == np.int32:
-            return (2**30 - 1) if top else -(2**30 - 1)
-        return np.inf if top else -np.inf
+        return self.one[dtype.name] if dtype.name in self.one else self.times.identity(dtype)
 
     def check_relaxed(self) -> None:
         """Refuse, by name, a semiring the relaxed model (and so every blocked schedule) does not cover."""
         if not self.selective:
             raise UnsupportedSemiringError(
-                f"semiring {self.name!r}: its (+) is {self.plus}, not selective (min or max), so the relaxed "
+                f"semiring {self.name!r}: its (+) is {self.plus.name}, not selective (min or max), so the relaxed "
                 f"dependence model does not hold and no blocked or parallel schedule is proved for it; "
-                f"shipped semirings that are: {', '.join(name for name, s in SEMIRINGS.items() if s.selective)}")
+                f"registered semirings that are: {', '.join(name for name, s in SEMIRINGS.items() if s.selective)}")
 
 
 class UnsupportedSemiringError(ValueError):
     """A semiring outside the relaxed model, asked for a schedule that needs it."""
 
 
-SEMIRINGS = {s.name: s for s in (
-    Semiring("min-plus", "min", "add", "shortest paths", ("float32", "float64", "int32")),
-    Semiring("max-min", "max", "min", "widest (bottleneck) paths", ("float32", "float64", "int32")),
-    Semiring("min-max", "min", "max", "minimax paths (the smallest largest edge)", ("float32", "float64", "int32")),
-    Semiring("or-and", "max", "min", "reachability (transitive closure), on 0/1 bytes", ("uint8",)),
-    Semiring("plus-times", "add", "mul", "sums of path products (not selective: refused)", ("float64",)),
-)}
+#: every semiring the targets, solve and the CLI know: `register(Semiring(...))` adds one
+SEMIRINGS: Registry[Semiring] = Registry("semiring")
+register = SEMIRINGS.register
+
+
+register(Semiring("min-plus", MIN, ADD, "shortest paths", ("float32", "float64", "int32")))
+register(Semiring("max-min", MAX, MIN, "widest (bottleneck) paths", ("float32", "float64", "int32")))
+register(Semiring("min-max", MIN, MAX, "minimax paths (the smallest largest edge)", ("float32", "float64", "int32")))
+register(Semiring("or-and", MAX, MIN, "reachability (transitive closure), on 0/1 bytes", ("uint8",)))
+register(Semiring("plus-times", ADD, MUL, "sums of path products (not selective: refused)", ("float64",)))
 MIN_PLUS = SEMIRINGS["min-plus"]
 
 
 def semiring(name: str | Semiring) -> Semiring:
-    """A shipped semiring by name (or the Semiring itself)."""
-    if isinstance(name, Semiring):
-        return name
-    if name not in SEMIRINGS:
-        raise ValueError(f"unknown semiring {name!r}; shipped: {', '.join(SEMIRINGS)}")
-    return SEMIRINGS[name]
+    """A registered semiring by name (or the Semiring itself)."""
+    return name if isinstance(name, Semiring) else SEMIRINGS.find(name)

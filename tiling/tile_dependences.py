@@ -26,6 +26,7 @@ import islpy as isl
 from . import model
 from .dependences import relaxed_dependences
 from .isl_ast import expr_to_python
+from .render import fill
 
 TILE = "T"
 #: the tile-layer's coordinates, as the generated readiness test names them
@@ -149,13 +150,13 @@ def rules_waits(rules: tuple[PredecessorRule, ...]) -> isl.Map:
     return found
 
 
-def readiness_source(rules: tuple[PredecessorRule, ...], load: str = "level[{i}, {j}]") -> str:
+def readiness_source(rules: tuple[PredecessorRule, ...], load: str = "level[$i, $j]") -> str:
     """The body of a test `ready(level, kb, ib, jb)`: block (ib, jb) has had exactly kb layers
     and every rule's block is past its layer (`rules`: predecessor_rules(n, tile)). `load`
-    reads the level matrix (a runtime passes an atomic load)."""
-    lines = [f"if {load.format(i='ib', j='jb')} != kb:", "    return False"]
+    reads the level matrix at $i, $j (a runtime passes an atomic load)."""
+    lines = [f"if {fill(load, i='ib', j='jb')} != kb:", "    return False"]
     for rule in rules:
         lines += [f"if {rule.condition}:",
-                  f"    if {load.format(i=rule.ib, j=rule.jb)} <= {rule.kb}:",
+                  f"    if {fill(load, i=rule.ib, j=rule.jb)} <= {rule.kb}:",
                   "        return False"]
     return "\n".join(lines + ["return True"])

@@ -1,4 +1,4 @@
-"""A graph as compressed sparse rows, from every input tiling.graphs accepts.
+"""A graph as compressed sparse rows, from every input polyfw.graphs accepts.
 
 Seed 002 "extends" CSR with the source vertex of every edge, so that an
 edge-parallel kernel has each edge as a work item without searching the row
@@ -12,7 +12,8 @@ from functools import cached_property
 
 import numpy as np
 
-from tiling.graphs import Edges, GraphInputError, _as_edges_or_dense, _check_weights
+from ..graphs import Edges, GraphInputError
+from ..graphs.inputs import check_weights, edges_or_dense
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,12 +65,12 @@ def as_csr(graph, directed: bool = True, weight: str = "weight") -> CSRGraph:
     or DIMACS / Matrix Market path; undirected graphs (directed=False, or networkx) get both arcs."""
     if isinstance(graph, CSRGraph):
         return graph
-    found, input_directed = _as_edges_or_dense(graph, weight)
+    found, input_directed = edges_or_dense(graph, weight)
     directed = directed and input_directed
     if isinstance(found, Edges):
         edges = found
         values = np.asarray(edges.weight)
-        _check_weights(values, "edge weights")
+        check_weights(values, "edge weights")
         if values.size and np.isinf(values).any():
             raise GraphInputError("edge weights must be finite (leave a missing edge out instead of giving it inf)")
         source, target, values = np.asarray(edges.source), np.asarray(edges.target), values.astype(np.float64)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from tiling.graphs import GraphInputError
+from ..graphs import GraphInputError
 
 from .csr import as_csr
 from .paths import _tight_tree, sssp

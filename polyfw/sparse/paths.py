@@ -4,7 +4,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tiling.graphs import GraphInputError
+from ..graphs import NO_PREDECESSOR, GraphInputError
 
 from ..errors import NegativeCycleError
 from .csr import CSRGraph, _from_arrays, as_csr
@@ -15,8 +15,6 @@ from .kernels import (NO_PARENT, _bucket, _next_low, _relax_frontier, bellman_fo
 #: top-down again once the frontier is below n / BETA vertices
 ALPHA, BETA = 14, 24
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
-#: scipy's mark for "no predecessor"
-NO_PREDECESSOR = -9999
 
 
 def _check_source(source, n: int) -> int:

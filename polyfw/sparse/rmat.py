@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiling.graphs import Edges
+from ..graphs import Edges
 
 A, B, C = 0.57, 0.19, 0.19
 

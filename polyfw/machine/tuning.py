@@ -5,7 +5,7 @@ winners (polyfw explore --tune, benchmarks/cpu.py --tune) go to the user's file:
 else $POLYFW_TUNING, else tuning.json in the platform's user data directory; its entries take
 the place of the shipped ones for the same CPU, target and dtype. Entries are
 [up_to_n, family, parameters, [first_n, last_n]] per dtype, under the CPU they were measured on
-for the targets that run on it (by_cpu.<cpu key>.cpu, .mpi) and per target otherwise. The last
+for the targets that run on it (Target.on_cpu: by_cpu.<cpu key>.<target>) and per target otherwise. The last
 pair is the range of n the schedule is proved legal for: an entry is applied only inside it.
 """
 from __future__ import annotations
@@ -21,13 +21,12 @@ from typing import Any
 import islpy as isl
 
 from codegen.register_blocks import cpu_key
+from codegen.targets import find_target
 from schedules.legality import illegal_sizes
 from schedules.proofs import prove
 
 #: an entry's up_to that stands for every larger n
 EVERY_LARGER_N = 10**9
-#: targets whose winners are kept per CPU (the fastest configuration differs between CPUs)
-TUNED_PER_CPU = ("cpu", "mpi")
 _READ: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 log = logging.getLogger("polyfw")
 
@@ -95,7 +94,7 @@ def tuning_table() -> dict[str, Any]:
 def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
     """A table's entries for `target` measured on this CPU if it has any (the fastest
     configuration differs between CPUs), else its entries for any machine."""
-    if target in TUNED_PER_CPU:
+    if find_target(target).on_cpu:  # the fastest configuration differs between CPUs
         here = table.get("by_cpu", {}).get(cpu_key(), {})
         if target in here:
             return here[target]
@@ -120,7 +119,7 @@ def proved_sizes(family: str, params: dict[str, Any], n: int, target: str = "cpu
     """The widest range of sizes around n for which the configuration is proved legal: from its
     parametric tree where the family builds one (isl gives every n it breaks a dependence at),
     else n alone, proved at n."""
-    from .solve import build_configuration  # solve reads this module's table
+    from ..configuration import build_configuration  # the configurations read this module's table
 
     try:
         parametric = build_configuration(family, dict(params), None, target)
@@ -160,8 +159,9 @@ def merge_winner(entries: list[list], n: int, family: str, params: dict[str, Any
 
 
 def target_rows(table: dict[str, Any], target: str, machine_key: str, machine_model: str = "") -> dict[str, Any]:
-    """The rows by dtype that `table` keeps for `target` (on this CPU for TUNED_PER_CPU), made if absent."""
-    if target in TUNED_PER_CPU:
+    """The rows by dtype that `table` keeps for `target` (under this CPU for a target that runs on
+    it), made if absent."""
+    if find_target(target).on_cpu:
         here = table.setdefault("by_cpu", {}).setdefault(machine_key, {"model": machine_model})
         return here.setdefault(target, {})
     return table.setdefault(target, {})

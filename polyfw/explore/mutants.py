@@ -23,17 +23,17 @@ import numpy as np
 
 from codegen import floyd_warshall_naive, generate
 from codegen.cpu import TASK_ORDERS
+from codegen.targets import find_target
 from schedules.cost import tile_view
-from schedules.families import family_spec, from_spec
-from schedules.proofs import unsafe_run_unproved
+from schedules.families import FAMILIES, family_spec, from_spec
 from schedules.mutate import Mutant, mutants, order_signature
-from schedules.parameters import FAMILY_PARAMETERS
+from schedules.proofs import unsafe_run_unproved
 from schedules.schedule import Schedule
-from tiling.graphs import as_dense, random_graph
 
-from .explore import (Problem, Recipe, Runner, RunHere, build_candidate, first_difference, machine, measure, model_for,
-                      refusal_of)
-from .space import Candidate, Space
+from ..graphs import as_dense, random_graph
+from .runners import Problem, Recipe, Runner, RunHere, first_difference, machine
+from .search import measure, model_for, refusal_of
+from .space import Candidate, Space, build_candidate, default_families
 from .store import Record, Store
 
 #: the small problem mutants are judged on: 4 blocks a side, the last one partial
@@ -70,9 +70,8 @@ class MutantVerdict:
 def family_signatures(n: int, tile: int) -> dict[str, str]:
     """Order signature -> the first family candidate (any parameters, this tile) that runs it. Not
     proved: one order has one verdict, so a legal mutant can only match a legal instance."""
-    families = tuple(f for f in FAMILY_PARAMETERS if f != "naive")
     found: dict[str, str] = {}
-    for candidate in Space(n, families=families, values={"tile": [tile]}, run_axes=()):
+    for candidate in Space(n, families=default_families(), values={"tile": [tile]}, run_axes=()):
         found.setdefault(order_signature(tile_view(build_candidate(candidate, n))), candidate.key)
     return found
 
@@ -95,23 +94,38 @@ def _probe_problems(n: int, dtype: str) -> list[Problem]:
 
 def run_unproved(recipe: Recipe, n: int, runner: Runner, options: tuple[tuple[str, Any], ...] = ()) -> str:
     """Run the schedule `recipe` builds, unproved, as `runner`'s target runs it, on the probe
-    inputs: '' when every run is exact, else what went wrong. cpu also runs each stage's tasks
-    reversed and interleaved (an order its threads may take)."""
-    dtype = "float32" if runner.target in ("cuda", "cudasim") else "float64"
+    inputs: '' when every run is exact, else what went wrong. Code that runs each stage's tasks
+    from lists (the cpu target's barrier runtime) also runs them reversed and interleaved (orders
+    its threads may take)."""
+    target = find_target(runner.target)
+    dtype = "float64" if "float64" in target.dtypes else "float32"
     candidate = Candidate("mutant", (), options)
     for problem in _probe_problems(n, dtype):
         outcome = runner(recipe(), recipe, candidate, problem, 1)
         if outcome.status != "measured":
             return f"{outcome.status} ({runner.target}): {outcome.note.replace('proved legal but ', '')}"
-        if runner.target == "cpu" and "runtime" not in dict(options):
-            compiled = generate(recipe(), dtype=dtype)
-            if compiled.runs_task_lists:
-                for order in TASK_ORDERS:
-                    got = problem.matrix.copy()
-                    compiled(got, task_order=order)
-                    wrong = first_difference(got, problem.expected)
-                    if wrong:
-                        return f"wrong (cpu, tasks {order}): {wrong.replace('proved legal but ', '')}"
+        wrong = _wrong_in_task_orders(recipe, runner.target, dtype, options, problem)
+        if wrong:
+            return wrong
+    return ""
+
+
+def _wrong_in_task_orders(recipe: Recipe, target: str, dtype: str, options: tuple[tuple[str, Any], ...],
+                          problem: Problem) -> str:
+    """'' unless the target's code (with these run options) runs its stages' tasks from lists and
+    some order of them (codegen.cpu.TASK_ORDERS) gives wrong distances; then what went wrong."""
+    declared = find_target(target)
+    if declared.collective:
+        return ""  # its code runs on every process of a world at once: the runner's alone
+    compiled = generate(recipe(), target=target, dtype=dtype, **declared.read_options(dict(options)))
+    if not getattr(compiled, "runs_task_lists", False):
+        return ""
+    for order in TASK_ORDERS:
+        got = problem.matrix.copy()
+        compiled(got, task_order=order)
+        wrong = first_difference(got, problem.expected)
+        if wrong:
+            return f"wrong ({target}, tasks {order}): {wrong.replace('proved legal but ', '')}"
     return ""
 
 
@@ -124,7 +138,7 @@ def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_T
           runner: Runner | None = None, options: tuple[tuple[str, Any], ...] = ()) -> MutantVerdict:
     """Prove the mutant, and run it unproved with its target's concurrency (runner: RunHere('cpu')
     unless given); place an exact legal one among the families' orders."""
-    runner = runner or RunHere("cpu")
+    runner = runner or RunHere()
     schedule = mutant_schedule(base, mutant, n, tile)
     refusal = refusal_of(schedule)
     try:
@@ -145,7 +159,7 @@ def judge(base: Candidate, mutant: Mutant, n: int = PROBE_N, tile: int = PROBE_T
 
 def base_mutants(base: Candidate, n: int, tile: int) -> list[Mutant]:
     """Every single mutation of the base family's tree, built for this n and tile."""
-    params = {name: value for name, value in base.params if name not in ("tile", "base")}
+    params = {name: value for name, value in base.params if name != FAMILIES[base.family].size}
     return mutants(family_spec(base.family, n, tile, **params))
 
 
@@ -157,7 +171,7 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
                   repeats: int = 3, store: Store | None = None,
                   options: tuple[tuple[str, Any], ...] = ()) -> list[Record]:
     """Time each distinct novel legal order at the problem's size (proved again there first), as
-    a record of origin 'mutant' keyed by its base and mutation. runner: as polyfw.explore.explore's;
+    a record of origin 'mutant' keyed by its base and mutation. runner: as polyfw.explore.search.explore's;
     options: the run options (e.g. the best family candidate's), the same for every mutant."""
     runner = runner or RunHere()
     machine_key, description = machine(problem.dtype, runner)
@@ -169,7 +183,7 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
             continue
         seen.add(verdict.signature)
         base = bases[verdict.base]
-        size = "base" if base.family == "recursive" else "tile"
+        size = FAMILIES[base.family].size
         params = tuple((k, tile if k == size else v) for k, v in base.params)
         mutant = next(m for m in base_mutants(base, problem.n, tile) if m.description == verdict.description)
         candidate = Candidate(f"mutant[{verdict.description}] of {base.family}", params, options)

@@ -1,67 +1,49 @@
-"""Graph inputs: everything `polyfw.solve` accepts, turned into one dense matrix.
+"""Graph inputs: everything `polyfw.solve` accepts, turned into one dense matrix, and the
+conventions of the matrices the kernels give back.
 
 Semantics (the same for every input): a[i, j] is the weight of edge i -> j,
 INF where there is none, and the diagonal is min(0, self-loop). Parallel
 edges keep the lightest. Negative edges are fine; negative cycles are found
-by the solver. Bad input raises GraphInputError naming what is wrong.
+by the solver. Bad input raises GraphInputError naming what is wrong. INF is
+the dtype's top (tiling.semirings.top): inf, or INT32_INF in int32, where with
+|weights| bounded (see as_dense) every real path stays far below it.
 """
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .semirings import Semiring
+from tiling.semirings import INT32_INF, MIN_PLUS, Semiring, bottom, top
 
-#: The dtypes the kernels are compiled for.
-DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32))
+from .edges import Edges, GraphInputError
+from .formats import read_graph
 
-#: "No edge" in int32. INF + INF = 2**31 - 2 still fits, so a kernel may add two
-#: INF entries without overflow; and with |weights| bounded (see as_dense),
-#: every real path stays far below it.
-INT32_INF = np.int32(2**30 - 1)
-
-
-class GraphInputError(ValueError):
-    """The input is not a graph polyfw can solve; the message says why and what would do."""
+#: The dtypes a graph's shortest paths are computed in (min-plus's: tiling.semirings)
+SHORTEST_PATH_DTYPES = tuple(np.dtype(name) for name in MIN_PLUS.dtypes)
+#: scipy's mark for "no predecessor"
+NO_PREDECESSOR = -9999
 
 
 def resolve_dtype(dtype) -> np.dtype:
     """The kernel dtype for a user's choice (None means float64, scipy's choice)."""
     chosen = np.dtype(np.float64 if dtype is None else dtype)
-    if chosen not in DTYPES:
-        raise GraphInputError(f"dtype {chosen} is not supported; use float32, float64 or int32")
+    if chosen not in SHORTEST_PATH_DTYPES:
+        names = [dtype.name for dtype in SHORTEST_PATH_DTYPES]
+        raise GraphInputError(f"dtype {chosen} is not supported; use {', '.join(names[:-1])} or {names[-1]}")
     return chosen
 
 
 def inf_of(dtype) -> float | int:
     """The 'no edge / unreachable' value of a kernel dtype."""
     dtype = resolve_dtype(dtype)
-    return INT32_INF if dtype == np.int32 else dtype.type(np.inf)
+    return dtype.type(top(dtype))
 
 
-@dataclass(frozen=True)
-class Edges:
-    """A graph as a vertex count and arrays of (source, target, weight), possibly with repeats."""
-
-    n: int
-    source: np.ndarray
-    target: np.ndarray
-    weight: np.ndarray
-
-    def to_sparse(self) -> sp.coo_array:
-        return sp.coo_array((self.weight, (self.source, self.target)), shape=(self.n, self.n))
-
-
-# ---------------------------------------------------------------- conversion
-
-
-def _check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> None:
+def check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> None:
     """Real weights; no NaN, and no -inf unless it means 'no edge' (minus_inf)."""
     if values.dtype.kind not in "iuf":
         hint = " (a bool adjacency matrix is the input of semiring 'or-and': reachability)" \
@@ -78,7 +60,7 @@ def _edges_from_dense(matrix: np.ndarray, minus_inf: bool = False) -> np.ndarray
     matrix = np.asarray(matrix)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise GraphInputError(f"a dense graph must be a square 2-D array, got shape {matrix.shape}")
-    _check_weights(matrix, "dense matrix", minus_inf)
+    check_weights(matrix, "dense matrix", minus_inf)
     return matrix
 
 
@@ -97,7 +79,7 @@ def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
     return edges, graph.is_directed()
 
 
-def _as_edges_or_dense(graph, weight: str, minus_inf: bool = False) -> tuple[Edges | np.ndarray, bool]:
+def edges_or_dense(graph, weight: str, minus_inf: bool = False) -> tuple[Edges | np.ndarray, bool]:
     """Split inputs into sparse-like (edge lists) and dense; also say if the input is directed."""
     if sp.issparse(graph):
         if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
@@ -131,7 +113,7 @@ def vertex_count(graph) -> int:
         return graph.number_of_nodes()
     if isinstance(graph, (list, tuple)):
         return len(graph)
-    edges, _ = _as_edges_or_dense(graph, "weight")  # paths are read; what it cannot read is refused by name
+    edges, _ = edges_or_dense(graph, "weight")  # paths are read; what it cannot read is refused by name
     return edges.n if isinstance(edges, Edges) else int(edges.shape[0])
 
 
@@ -148,15 +130,16 @@ class WeightSummary:
     def exact_dtype(self) -> tuple[np.dtype, str]:
         """The narrowest kernel dtype whose distances are exact here, and why."""
         spread = self.heaviest - min(self.lightest, 0.0)
-        if self.integer and (self.n - 1) * spread < int(INT32_INF):
-            return np.dtype(np.int32), "integer weights whose path lengths stay below 2**30 - 1"
-        why = "integer weights whose path lengths may pass 2**30 - 1" if self.integer else "fractional weights"
+        if self.integer and (self.n - 1) * spread < INT32_INF:
+            return np.dtype(np.int32), f"integer weights whose path lengths stay below INT32_INF = {INT32_INF}"
+        why = f"integer weights whose path lengths may pass INT32_INF = {INT32_INF}" if self.integer \
+            else "fractional weights"
         return np.dtype(np.float64), why
 
 
 def summarize_weights(graph, weight: str = "weight", null_value: float | None = None) -> WeightSummary:
     """The vertex and arc counts and the weights' range and kind of any input of as_dense."""
-    edges, _ = _as_edges_or_dense(graph, weight)
+    edges, _ = edges_or_dense(graph, weight)
     if isinstance(edges, Edges):
         n, values = edges.n, np.asarray(edges.weight)
     else:
@@ -183,9 +166,9 @@ def _check_int32_range(matrix: np.ndarray, finite: np.ndarray) -> None:
 
 
 def _check_int32_spread(spread: float, n: int) -> None:
-    if (n - 1) * spread >= int(INT32_INF):
+    if (n - 1) * spread >= INT32_INF:
         raise GraphInputError(
-            f"weights span {spread:g} over {n} vertices: (n-1)*(max-min) must stay below 2**30-1 "
+            f"weights span {spread:g} over {n} vertices: (n-1)*(max-min) must stay below INT32_INF = {INT32_INF} "
             "for exact int32 distances; use float64"
         )
 
@@ -207,9 +190,9 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
     which saves the caller a copy.
     """
     dtype = resolve_dtype(dtype)
-    edges, input_directed = _as_edges_or_dense(graph, weight)
+    edges, input_directed = edges_or_dense(graph, weight)
     if isinstance(edges, Edges):
-        _check_weights(edges.weight, "edge list")
+        check_weights(edges.weight, "edge list")
         _check_exact_sums(edges.weight, edges.n, dtype)
         matrix = np.full((edges.n, edges.n), np.inf)
         np.minimum.at(matrix, (edges.source, edges.target), edges.weight.astype(np.float64))
@@ -239,15 +222,16 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
     return out
 
 
-def null_as_inf(matrix: np.ndarray, null_value: float | None) -> np.ndarray:
+def null_as_inf(matrix: np.ndarray, null_value: float | None, stacklevel: int = 3) -> np.ndarray:
     """A dense input with its `null_value` entries as INF (a copy where any changes); with
-    null_value=None, one warning when zeros off the diagonal are read as arcs."""
+    null_value=None, one warning when zeros off the diagonal are read as arcs (`stacklevel`: at
+    the caller's caller, by default)."""
     if null_value is None:
         off_diagonal_zero = (matrix == 0).sum() > (np.diagonal(matrix) == 0).sum()
         if off_diagonal_zero:
             warnings.warn("a dense matrix with zeros off the diagonal: read as arcs of weight 0; pass null_value=0 to "
                           "read them as missing arcs (scipy's csgraph convention), or null_value=np.inf to keep them "
-                          "as arcs without this warning", UserWarning, stacklevel=3)
+                          "as arcs without this warning", UserWarning, stacklevel=stacklevel)
         return matrix
     if np.isinf(null_value):
         return matrix
@@ -327,11 +311,11 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
     if dtype.name not in ring.dtypes:
         raise GraphInputError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype.name}")
     graph = _semiring_input(graph, ring, dtype)
-    plus = {"min": np.minimum, "max": np.maximum}[ring.plus]
-    edges, input_directed = _as_edges_or_dense(graph, weight, minus_inf=True)
+    plus = ring.plus.ufunc
+    edges, input_directed = edges_or_dense(graph, weight, minus_inf=True)
     no_path = float(ring.no_path(np.float64))
     if isinstance(edges, Edges):
-        _check_weights(edges.weight, "edge list")
+        check_weights(edges.weight, "edge list")
         matrix = np.full((edges.n, edges.n), no_path)
         weights = np.ones(len(edges.weight)) if dtype == np.uint8 else edges.weight.astype(np.float64)
         plus.at(matrix, (edges.source, edges.target), weights)
@@ -345,12 +329,12 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
         return matrix.astype(dtype)
     if dtype == np.uint8:  # edges are 1, no path -inf, a vertex to itself +inf
         return (matrix > 0).astype(np.uint8)
-    top, bottom = int(INT32_INF), -int(INT32_INF)
+    highest, lowest = top(dtype), bottom(dtype)
     values = matrix[np.isfinite(matrix)]
-    if values.size and (values.max() >= top or values.min() <= bottom or np.any(values != np.round(values))):
-        raise GraphInputError(f"{dtype.name} needs integer weights strictly between {bottom} and {top}; "
+    if values.size and (values.max() >= highest or values.min() <= lowest or np.any(values != np.round(values))):
+        raise GraphInputError(f"{dtype.name} needs integer weights strictly between {lowest} and {highest}; "
                               "use float32 or float64")
-    return np.where(matrix == np.inf, top, np.where(matrix == -np.inf, bottom, matrix)).astype(dtype)
+    return np.where(matrix == np.inf, highest, np.where(matrix == -np.inf, lowest, matrix)).astype(dtype)
 
 
 def missing_edges(matrix: np.ndarray) -> np.ndarray:
@@ -367,193 +351,3 @@ def dense_to_sparse(matrix: np.ndarray) -> sp.csr_array:
     """Every non-INF entry as an explicit CSR entry, zeros included (how scipy.csgraph reads edges)."""
     rows, columns = np.nonzero(~missing_edges(matrix))
     return sp.csr_array((matrix[rows, columns].astype(np.float64), (rows, columns)), shape=matrix.shape)
-
-
-# ---------------------------------------------------------------- files
-
-
-def _fail(path: Path, line_number: int, message: str):
-    raise GraphInputError(f"{path}:{line_number}: {message}")
-
-
-def _number(text: str, path: Path, line_number: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        _fail(path, line_number, f"weight {text!r} is not a number")
-    if math.isnan(value) or math.isinf(value):
-        _fail(path, line_number, f"weight {text!r} must be finite")
-    return value
-
-
-def _vertex(text: str, n: int, path: Path, line_number: int) -> int:
-    try:
-        vertex = int(text)
-    except ValueError:
-        _fail(path, line_number, f"vertex {text!r} is not an integer")
-    if not 1 <= vertex <= n:
-        _fail(path, line_number, f"vertex {vertex} is outside 1..{n}")
-    return vertex - 1
-
-
-def read_dimacs(path: str | os.PathLike) -> Edges:
-    """A DIMACS shortest-path file: 'c' comments, one 'p sp n m', then m lines 'a u v w' (1-based)."""
-    path = Path(path)
-    n = m = None
-    source, target, weight = [], [], []
-    with open(path) as handle:
-        for line_number, line in enumerate(handle, 1):
-            fields = line.split()
-            if not fields or fields[0] == "c":
-                continue
-            if fields[0] == "p":
-                if n is not None:
-                    _fail(path, line_number, "a second problem line 'p'")
-                if len(fields) != 4 or fields[1] != "sp" or not (fields[2].isdigit() and fields[3].isdigit()):
-                    _fail(path, line_number, f"expected 'p sp <vertices> <arcs>', got {line.strip()!r}")
-                n, m = int(fields[2]), int(fields[3])
-            elif fields[0] == "a":
-                if n is None:
-                    _fail(path, line_number, "arc before the problem line 'p sp n m'")
-                if len(fields) != 4:
-                    _fail(path, line_number, f"expected 'a <from> <to> <weight>', got {line.strip()!r}")
-                source.append(_vertex(fields[1], n, path, line_number))
-                target.append(_vertex(fields[2], n, path, line_number))
-                weight.append(_number(fields[3], path, line_number))
-            else:
-                _fail(path, line_number, f"unknown line type {fields[0]!r} (expected 'c', 'p' or 'a')")
-    if n is None:
-        raise GraphInputError(f"{path}: no problem line 'p sp <vertices> <arcs>'")
-    if len(source) != m:
-        raise GraphInputError(f"{path}: the problem line announces {m} arcs but the file has {len(source)}")
-    return Edges(n, np.array(source, dtype=np.int64), np.array(target, dtype=np.int64), np.array(weight))
-
-
-def read_matrix_market(path: str | os.PathLike) -> Edges:
-    """A Matrix Market coordinate file (real, integer or pattern; general or symmetric)."""
-    path = Path(path)
-    with open(path) as handle:
-        lines = enumerate(handle, 1)
-        _, header = next(lines, (1, ""))
-        words = header.lower().split()
-        if len(words) != 5 or words[0] != "%%matrixmarket" or words[1] != "matrix":
-            _fail(path, 1, "expected the header '%%MatrixMarket matrix coordinate <field> <symmetry>'")
-        layout, field, symmetry = words[2:]
-        if layout != "coordinate":
-            _fail(path, 1, f"only the 'coordinate' layout is a graph, got {layout!r}")
-        if field not in ("real", "integer", "pattern"):
-            _fail(path, 1, f"field {field!r} is not supported; use real, integer or pattern")
-        if symmetry not in ("general", "symmetric"):
-            _fail(path, 1, f"symmetry {symmetry!r} is not supported; use general or symmetric")
-        size = None
-        listed = 0
-        source, target, weight = [], [], []
-        for line_number, line in lines:
-            fields = line.split()
-            if not fields or fields[0].startswith("%"):
-                continue
-            if size is None:
-                if len(fields) != 3 or not all(f.isdigit() for f in fields):
-                    _fail(path, line_number, f"expected '<rows> <columns> <entries>', got {line.strip()!r}")
-                rows, columns, entries = map(int, fields)
-                if rows != columns:
-                    _fail(path, line_number, f"an adjacency matrix must be square, got {rows} x {columns}")
-                size = rows
-                continue
-            expected = 2 if field == "pattern" else 3
-            if len(fields) != expected:
-                _fail(path, line_number, f"expected {expected} fields per entry, got {line.strip()!r}")
-            u, v = (_vertex(f, size, path, line_number) for f in fields[:2])
-            listed += 1
-            w = 1.0 if field == "pattern" else _number(fields[2], path, line_number)
-            source.append(u)
-            target.append(v)
-            weight.append(w)
-            if symmetry == "symmetric" and u != v:
-                source.append(v)
-                target.append(u)
-                weight.append(w)
-    if size is None:
-        raise GraphInputError(f"{path}: no size line '<rows> <columns> <entries>'")
-    if listed != entries:
-        raise GraphInputError(f"{path}: the size line announces {entries} entries but the file has {listed}")
-    return Edges(size, np.array(source, dtype=np.int64), np.array(target, dtype=np.int64), np.array(weight))
-
-
-READERS = {".gr": read_dimacs, ".mtx": read_matrix_market}
-
-
-def read_graph(path: str | os.PathLike) -> Edges:
-    """Read a graph file, choosing the reader by suffix (.gr DIMACS, .mtx Matrix Market)."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in READERS:
-        raise GraphInputError(f"{path}: unknown graph file type {suffix!r}; use one of {', '.join(READERS)}")
-    try:
-        return READERS[suffix](path)
-    except UnicodeDecodeError:
-        expected = "a DIMACS shortest-path text file ('p sp n m', then 'a u v w' lines)" if suffix == ".gr" else \
-            "a Matrix Market text file ('%%MatrixMarket matrix coordinate ...')"
-        raise GraphInputError(f"{path}: not text; a {suffix} file must be {expected}") from None
-    except OSError as error:
-        raise GraphInputError(f"{path}: cannot be read ({error.strerror or error})") from None
-
-
-# ---------------------------------------------------------------- generators
-
-
-def random_graph(n: int, m: int | None = None, weights: tuple[int, int] = (1, 1000), seed: int = 0,
-                 potential: int = 0) -> Edges:
-    """A random directed graph with m distinct arcs (default 4n, as the DIMACS generator seed 001 used).
-
-    Integer weights are uniform in `weights`. potential > 0 adds p(u) − p(v)
-    with p uniform in [0, potential]: negative edges, yet every cycle keeps
-    its weight, so no negative cycle appears.
-    """
-    if n < 1:
-        raise GraphInputError(f"n must be at least 1, got {n}")
-    m = 4 * n if m is None else m
-    pairs = n * (n - 1)
-    if not 0 <= m <= pairs:
-        raise GraphInputError(f"m must be in 0..n(n-1) = {pairs} for n = {n}, got {m}")
-    rng = np.random.default_rng(seed)
-    chosen = rng.choice(pairs, size=m, replace=False) if m else np.zeros(0, dtype=np.int64)
-    source = chosen // (n - 1) if n > 1 else chosen
-    target = chosen % (n - 1) if n > 1 else chosen
-    target = target + (target >= source)
-    weight = rng.integers(weights[0], weights[1], size=m, endpoint=True)
-    if potential:
-        p = rng.integers(0, potential, size=n, endpoint=True)
-        weight = weight + p[source] - p[target]
-    return Edges(n, source.astype(np.int64), target.astype(np.int64), weight.astype(np.float64))
-
-
-def polybench_matrix(n: int, dtype=np.int32) -> np.ndarray:
-    """PolyBench/C 4.2's floyd-warshall input: the raw matrix the loop nest runs on (999 = far)."""
-    i, j = np.indices((n, n))
-    path = (i * j) % 7 + 1
-    path[((i + j) % 13 == 0) | ((i + j) % 7 == 0) | ((i + j) % 11 == 0)] = 999
-    return path.astype(dtype)
-
-
-EARTH_RADIUS_M = 6_371_008.8
-
-
-def minnesota_road_graph() -> Edges:
-    """The Minnesota road network shipped with pygsp: 2,642 vertices, undirected.
-
-    Each road segment weighs its great-circle length in whole metres, from
-    the vertices' longitude/latitude; both directions are listed.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from pygsp import graphs
-
-        road = graphs.Minnesota()
-    upper = sp.triu(road.W, k=1).tocoo()
-    lon, lat = np.radians(road.coords[:, 0]), np.radians(road.coords[:, 1])
-    u, v = upper.row, upper.col
-    haversine = np.sin((lat[v] - lat[u]) / 2) ** 2 + np.cos(lat[u]) * np.cos(lat[v]) * np.sin((lon[v] - lon[u]) / 2) ** 2
-    metres = np.round(2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(haversine)))
-    source = np.concatenate([u, v]).astype(np.int64)
-    target = np.concatenate([v, u]).astype(np.int64)
-    return Edges(road.N, source, target, np.concatenate([metres, metres]))

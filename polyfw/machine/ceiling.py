@@ -1,7 +1,7 @@
 """An independent min-plus ceiling: a purpose-written C++ micro-kernel, every register-block shape
 that fits the ISA, L1-resident, on all threads. Not polyfw's code, so it can judge polyfw's.
 
-    .venv/bin/python -m polyfw.ceiling [--dtypes float32 int32 float64] [--seconds 0.2]
+    .venv/bin/python -m polyfw.machine.ceiling [--dtypes float32 int32 float64] [--seconds 0.2]
 
 Per thread: C, R rows x V vectors, stays in registers while k runs over an
 L1-resident panel, C = min(C, a[r, k] + B[k, v]) with a broadcast of a[r, k]
@@ -19,9 +19,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
+from tiling.render import fill
+
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-DTYPES = {"float32": "float", "int32": "int", "float64": "double"}
+#: the C++ type of each kernel dtype
+C_TYPES = {"float32": "float", "int32": "int", "float64": "double"}
 _PANEL = 256  # k per sweep: A (R x 256) and B (256 x V vectors) stay in L1
 
 _HEAD = r'''
@@ -30,9 +35,9 @@ _HEAD = r'''
 
 template <typename T, int R, int V>
 static double rate(long reps) {
-    typedef T vec __attribute__((vector_size(VECTOR_BYTES)));
-    constexpr int W = VECTOR_BYTES / sizeof(T);
-    constexpr int K = PANEL;
+    typedef T vec __attribute__((vector_size($vector_bytes)));
+    constexpr int W = $vector_bytes / sizeof(T);
+    constexpr int K = $panel;
     double seconds = 0;
     int threads = 1;
     #pragma omp parallel
@@ -99,8 +104,8 @@ def shapes(registers: int) -> list[tuple[int, int]]:
 
 
 def build(vector_bytes: int, fits: list[tuple[int, int]]) -> ctypes.CDLL:
-    source = _HEAD.replace("VECTOR_BYTES", str(vector_bytes)).replace("PANEL", str(_PANEL))
-    for name, ctype in DTYPES.items():
+    source = fill(_HEAD, vector_bytes=vector_bytes, panel=_PANEL)
+    for name, ctype in C_TYPES.items():
         cases = "".join(f"    if (rows == {r} && vectors == {v}) return rate<{ctype}, {r}, {v}>(reps);\n"
                         for r, v in fits)
         source += f'extern "C" double rate_{name}(int rows, int vectors, long reps) {{\n{cases}    return -1;\n}}\n'
@@ -109,7 +114,7 @@ def build(vector_bytes: int, fits: list[tuple[int, int]]) -> ctypes.CDLL:
     subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-o", str(folder / "ceiling.so"),
                     str(folder / "ceiling.cpp")], check=True)
     library = ctypes.CDLL(str(folder / "ceiling.so"))
-    for name in DTYPES:
+    for name in C_TYPES:
         getattr(library, f"rate_{name}").restype = ctypes.c_double
         getattr(library, f"rate_{name}").argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long]
     return library
@@ -123,7 +128,7 @@ def measure(dtypes: list[str], seconds: float = 0.2, repeats: int = 3) -> dict[s
     found = {}
     for dtype in dtypes:
         kernel = getattr(library, f"rate_{dtype}")
-        lanes = vector_bytes // {"float32": 4, "int32": 4, "float64": 8}[dtype]
+        lanes = vector_bytes // np.dtype(dtype).itemsize
         by_shape = {}
         for rows, vectors in fits:
             work = rows * vectors * lanes * _PANEL
@@ -139,7 +144,7 @@ def measure(dtypes: list[str], seconds: float = 0.2, repeats: int = 3) -> dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=list(DTYPES))
+    parser.add_argument("--dtypes", nargs="+", default=list(C_TYPES), choices=list(C_TYPES))
     parser.add_argument("--seconds", type=float, default=0.2, help="per shape and repeat")
     args = parser.parse_args()
     for dtype, result in measure(args.dtypes, args.seconds).items():

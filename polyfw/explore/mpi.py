@@ -1,4 +1,4 @@
-"""Exploring the MPI target: rank 0 searches, every rank runs each candidate.
+"""Exploring a collective target (the MPI runtime): rank 0 searches, every rank runs each candidate.
 
 The search (strategy, budget, proofs, model, store) is rank 0's alone; the other ranks only
 take part in runs. For each candidate rank 0 sends a recipe (a picklable call that builds the
@@ -12,7 +12,7 @@ From Python, under `mpiexec -n P python script.py`:
 
     team = Team()                      # every rank (collective)
     if team.rank == 0:
-        found = explore(Space(4096, target="mpi", processes=team.processes), runner=team)
+        found = explore(Space(4096, target=team.target, processes=team.processes), runner=team)
         team.close()
     else:
         serve(team.comm)
@@ -26,33 +26,32 @@ import numpy as np
 
 from codegen import generate
 from codegen.mpi import threads_per_rank, world
-from codegen.targets import TARGETS
+from codegen.targets import find_target
 from schedules.families import build
 from schedules.schedule import Schedule
 
-from .explore import Outcome, Problem, Recipe, first_difference
-from .solve import padded_stride
+from ..solve import padded_stride
+from .runners import Outcome, Problem, Recipe, first_difference
 from .space import Candidate
 
 
 class Team:
-    """Rank 0's runner for polyfw.explore.explore on the mpi target (the other ranks `serve`)."""
+    """Rank 0's runner for polyfw.explore.explore on a collective target (the other ranks `serve`)."""
 
-    target = "mpi"
-
-    def __init__(self, comm: Any = None):
+    def __init__(self, comm: Any = None, target: str = "mpi"):
         """Collective: every rank makes its Team, which times the runtime's overhead together."""
         self.comm = world() if comm is None else comm
+        self.target = target
         self.rank, self.processes = self.comm.Get_rank(), self.comm.Get_size()
         self.threads = threads_per_rank(self.comm)
-        self.tile_layer_overhead = tile_layer_overhead(self.comm)
+        self.tile_layer_overhead = tile_layer_overhead(self.comm, target)
 
     def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
                  repeats: int) -> Outcome:
         options = candidate.option_dict()
         self.comm.Ibarrier().Wait()
-        self.comm.bcast((recipe, options, problem.n, problem.dtype, repeats), root=0)
-        return run_together(self.comm, schedule, options, problem.n, problem.dtype, repeats, problem)
+        self.comm.bcast((recipe, self.target, options, problem.n, problem.dtype, repeats), root=0)
+        return run_together(self.comm, schedule, options, problem.n, problem.dtype, repeats, problem, self.target)
 
     def close(self) -> None:
         """Let the serving ranks return (rank 0 calls this once its search is over)."""
@@ -66,8 +65,8 @@ def serve(comm: Any = None) -> int:
     comm = world() if comm is None else comm
     served = 0
     while (order := _next_order(comm)) is not None:
-        recipe, options, n, dtype, repeats = order
-        run_together(comm, recipe(), options, n, dtype, repeats)
+        recipe, target, options, n, dtype, repeats = order
+        run_together(comm, recipe(), options, n, dtype, repeats, target=target)
         served += 1
     return served
 
@@ -77,12 +76,12 @@ def serve(comm: Any = None) -> int:
 OVERHEAD_N, OVERHEAD_TILE = 64, 4
 
 
-def tile_layer_overhead(comm: Any, repeats: int = 3) -> float:
+def tile_layer_overhead(comm: Any, target: str = "mpi", repeats: int = 3) -> float:
     """Seconds the MPI runtime spends on each tile-layer besides its relaxations, on this world:
     the slowest rank's time on 4-wide tiles over its tile-layers (collective)."""
     problem = Problem.random(OVERHEAD_N, "float32") if comm.Get_rank() == 0 else None
     outcome = run_together(comm, build("classic", OVERHEAD_N, OVERHEAD_TILE), {}, OVERHEAD_N, "float32", repeats,
-                           problem)
+                           problem, target)
     if outcome.status != "measured":
         raise RuntimeError(f"timing the MPI runtime's overhead: {outcome.status}: {outcome.note}")
     tile_layers_per_process = (OVERHEAD_N // OVERHEAD_TILE) ** 3 / comm.Get_size()
@@ -105,14 +104,15 @@ def _agreed_failure(comm: Any, error: Exception | None) -> str:
 
 
 def run_together(comm: Any, schedule: Schedule, options: dict[str, Any], n: int, dtype: str, repeats: int,
-                 problem: Problem | None = None) -> Outcome:
-    """Generate, verify and time one schedule on every rank (collective); `problem` on rank 0."""
+                 problem: Problem | None = None, target: str = "mpi") -> Outcome:
+    """Generate `target`'s code for one schedule, verify and time it on every rank (collective);
+    `problem` on rank 0."""
     from mpi4py import MPI
 
     rank = comm.Get_rank()
     compiled, error = None, None
     try:
-        compiled = generate(schedule, target="mpi", dtype=dtype, **TARGETS["mpi"].read_options(options))
+        compiled = generate(schedule, target=target, dtype=dtype, **find_target(target).read_options(options))
     except Exception as problem_found:  # a plan the runtime cannot run is the candidate's failure
         error = problem_found
     failure = _agreed_failure(comm, error)

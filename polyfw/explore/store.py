@@ -50,6 +50,22 @@ class Record:
         return None if not self.seconds else self.n**3 / self.seconds
 
 
+class Measured:
+    """What a list of records (an exploration's, or a strategy's view of one) says was measured."""
+
+    records: list[Record]
+
+    @property
+    def measured(self) -> list[Record]:
+        """The records of candidates that ran exactly and were timed."""
+        return [r for r in self.records if r.status == "measured"]
+
+    @property
+    def best(self) -> Record | None:
+        """The measured record with the smallest median time (None when none was measured)."""
+        return min(self.measured, key=lambda r: r.seconds, default=None)
+
+
 _JSON_FIELDS = ("params", "times", "model", "machine_description")
 _COLUMNS = tuple(f.name for f in fields(Record))
 

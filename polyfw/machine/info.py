@@ -9,7 +9,7 @@ from codegen.register_blocks import (BlockChoice, cached_choice, choose_register
                                      override)
 from tiling.code_cache import cache_dir
 
-DTYPES = ("float32", "int32", "float64")
+from ..graphs import SHORTEST_PATH_DTYPES
 
 
 def _choice(dtype: str, measure: bool) -> BlockChoice | None:
@@ -21,7 +21,8 @@ def _choice(dtype: str, measure: bool) -> BlockChoice | None:
     return cached_choice(dtype)
 
 
-def machine_report(measure: bool = False, dtypes: tuple[str, ...] = DTYPES) -> str:
+def machine_report(measure: bool = False,
+                   dtypes: tuple[str, ...] = tuple(d.name for d in SHORTEST_PATH_DTYPES)) -> str:
     """CPU, ISA, vector width and registers; per dtype the min-plus register block and its measured
     rate (one thread, and times the threads: the kernels' own ceiling on this machine)."""
     cpu = cpu_description()

@@ -1,0 +1,401 @@
+"""The command handlers: each translates its arguments, calls polyfw's API and prints what it gave."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from contextlib import contextmanager
+
+import numpy as np
+
+from codegen import generate
+from codegen.mpi import launched_by_mpiexec, world
+from codegen.targets import TARGETS, find_target
+from schedules.cost import cost, tile_view
+from schedules.families import FAMILIES, build
+from schedules.legality import IllegalScheduleError, check
+from schedules.parameters import parameter
+from schedules.report import tree_listing
+from schedules.schedule import from_tree
+from tiling.report import dependence_report
+from tiling.semirings import MIN_PLUS
+from tiling.semirings import semiring as find_semiring
+
+from ..compare import compare, plot, table, write_csv
+from ..distributed import solve_distributed, world_report
+from ..errors import NegativeCycleError
+from ..explore import RunHere, Space, Store, best_line, explore, find_strategy, label, quality_line, tune
+from ..explore import table as exploration_table
+from ..explore.mpi import Team, serve
+from ..explore.mutants import explore_mutants, measure_novel, summary
+from ..explore.plots import plot_exploration
+from ..explore.runners import Problem
+from ..graphs import MATRIX_FORMATS, as_dense, minnesota_road_graph, random_graph, read_graph, write_matrix
+from ..machine.ceiling import measure as measure_ceiling
+from ..machine.info import machine_report
+from ..registry_tables import render
+from ..solve import solve
+from ..sparse import bfs, sssp
+
+
+class UsageError(ValueError):
+    """Arguments that parse but do not go together: exit status 2, like argparse's own."""
+
+
+def cmd_deps(args: argparse.Namespace) -> int:
+    print(dependence_report(args.n))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    print(machine_report(measure=args.measure))
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    with open(args.readme) as handle:
+        rendered = render(handle.read())
+    if not args.write:
+        print(rendered, end="")
+        return 0
+    with open(args.readme, "w") as handle:
+        handle.write(rendered)
+    print(f"wrote the registry tables into {args.readme}")
+    return 0
+
+
+# ---------------------------------------------------------------- solving
+
+
+def _matrix_format(flag: str, path: str | None, accepted: tuple[str, ...] = MATRIX_FORMATS) -> None:
+    """Refuse a matrix file to write whose extension is not one of `accepted`, naming them."""
+    if path is not None and os.path.splitext(path)[1].lower() not in accepted:
+        raise UsageError(f"{flag} {path}: the file's extension must be {' or '.join(accepted)}")
+
+
+def _file_source(path: str, source: int) -> int:
+    """DIMACS .gr and Matrix Market files number vertices from 1; polyfw from 0."""
+    return source - 1 if str(path).endswith((".gr", ".mtx")) else source
+
+
+@contextmanager
+def _numbered_as_in(path: str):
+    """A negative cycle named by its vertex as the file `path` numbers it."""
+    try:
+        yield
+    except NegativeCycleError as error:
+        raise NegativeCycleError(error.vertex, first=_file_source(path, 0) * -1) from None
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    distributed = args.mpi or launched_by_mpiexec()
+    for flag, path in (("-o", args.output), ("--predecessors", args.predecessors)):
+        _matrix_format(flag, path, (".npy",) if distributed else MATRIX_FORMATS)  # refused before the work
+    if distributed:
+        return _solve_distributed(args)
+    if str(args.input).endswith(".npy"):
+        raise UsageError(f"{args.input}: .npy inputs are read block by block by MPI processes; add --mpi")
+    with _numbered_as_in(args.input):
+        result = solve(read_graph(args.input), schedule=args.schedule, tile=args.tile, kappa=args.kappa,
+                       target=args.target, dtype=args.dtype, directed=not args.undirected,
+                       predecessors=args.predecessors is not None, semiring=args.semiring, method=args.method)
+    distances, predecessors = result if args.predecessors else (result, None)
+    write_matrix(args.output, distances)
+    print(f"wrote {distances.shape[0]} x {distances.shape[1]} {distances.dtype} distances to {args.output}")
+    if predecessors is not None:
+        write_matrix(args.predecessors, predecessors)
+        print(f"wrote predecessors to {args.predecessors}")
+    return 0
+
+
+def _collective_target(name: str) -> str:
+    """The target an MPI run takes for --target NAME: NAME where it is collective, else the
+    collective target tuned as NAME (its kernels run in each process)."""
+    if find_target(name).collective:
+        return name
+    found = [target.name for target in TARGETS.values() if target.collective and target.tuned_as == name]
+    if not found:
+        raise UsageError(f"MPI runs min-plus Floyd-Warshall on CPU processes; target {name!r} has no collective "
+                         f"counterpart (collective targets: "
+                         f"{', '.join(t.name for t in TARGETS.values() if t.collective) or 'none'})")
+    return found[0]
+
+
+def _solve_distributed(args: argparse.Namespace) -> int:
+    """`polyfw solve` under mpiexec: every rank runs this; rank 0 reports."""
+    if args.method == "sparse" or find_semiring(args.semiring) is not MIN_PLUS:
+        raise UsageError("MPI runs min-plus Floyd-Warshall on CPU processes: --method dense --semiring min-plus")
+    target = _collective_target(args.target)
+    comm = world()
+    try:
+        result = solve_distributed(
+            args.input, schedule=args.schedule, tile=args.tile, kappa=args.kappa,
+            dtype=None if args.dtype == "auto" else args.dtype,
+            directed=not args.undirected, predecessors=args.predecessors is not None, grid=args.grid,
+            placement=args.placement, lookahead=False if args.no_lookahead else None, skip_inf=not args.no_skip_inf,
+            threads=args.threads, output=args.output, predecessors_output=args.predecessors, target=target)
+    except Exception as error:
+        if comm.Get_rank() != 0 and getattr(error, "collective", False):
+            return 1  # raised on every rank alike: rank 0 reports it once
+        raise
+    if comm.Get_rank() == 0:
+        totals = result.totals()
+        print(f"wrote distances to {args.output} from {comm.Get_size()} processes ({result.grid}, {result.schedule}) "
+              f"in {result.seconds:.3f} s: {totals['messages_sent']} messages, {totals['bytes_sent']} bytes, "
+              f"{totals['skipped_tile_layers']} of {totals['tile_layers']} tile-layers skipped (nothing reachable)")
+        if args.predecessors:
+            print(f"wrote predecessors to {args.predecessors}")
+    return 0
+
+
+def cmd_mpi_info(args: argparse.Namespace) -> int:
+    report = world_report(args.grid, args.placement, args.n, args.family, args.tile, not args.no_lookahead,
+                          args.dtype)
+    if report is not None:
+        print(report)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """bfs and sssp from one vertex, numbered as the file numbers it."""
+    graph = read_graph(args.input)
+    source = _file_source(args.input, args.source)
+    first = source - args.source  # -1 where the file numbers vertices from 1
+    if not 0 <= source < graph.n:
+        raise UsageError(f"--source must be a vertex {-first}..{graph.n - 1 - first} as {args.input} numbers them, "
+                         f"got {args.source}")
+    if args.command == "bfs":
+        result, parent = bfs(graph, source, directed=not args.undirected)
+        unreached = int((result == np.iinfo(result.dtype).max).sum())
+        what = f"{result.dtype} levels (unreached: {np.iinfo(result.dtype).max}, {unreached} vertices)"
+    else:
+        with _numbered_as_in(args.input):
+            result, parent = sssp(graph, source, directed=not args.undirected)
+        what = f"distances ({int(np.isinf(result).sum())} vertices unreachable: inf)"
+    np.save(args.output, result)
+    print(f"wrote {result.shape[0]} {what} from vertex {args.source} to {args.output}")
+    if args.parents:
+        np.save(args.parents, parent)
+        print(f"wrote parents (0-based, -1: unreached) to {args.parents}")
+    return 0
+
+
+# ---------------------------------------------------------------- schedules
+
+
+def schedule_from(args: argparse.Namespace):
+    """The schedule the arguments name: a tree file (--tree), or a family with its parameters'
+    flags (each one the family declares; one it does not is refused by name)."""
+    if getattr(args, "tree", None):
+        if args.family:
+            raise UsageError("give either a family or --tree FILE, not both")
+        tile = getattr(args, "tile", None)
+        tile = None if tile is None else int(tile)
+        if args.tree == "-":
+            return from_tree(sys.stdin.read(), args.n, name="stdin", tile=tile)
+        with open(args.tree) as handle:
+            return from_tree(handle.read(), args.n, name=args.tree, tile=tile)
+    if not args.family:
+        raise UsageError("name a schedule family (see 'polyfw schedules') or give --tree FILE")
+    names = {declared.name for family in FAMILIES.values() for declared in family.parameters}
+    given = {name: getattr(args, name) for name in sorted(names) if getattr(args, name, None) is not None}
+    for name in given:
+        parameter(args.family, name)  # a flag the family does not declare is refused by name
+    tile = given.pop("tile", None)
+    return build(args.family, args.n, None if tile is None else parameter(args.family, "tile").parse(tile, args.family),
+                 **given)
+
+
+def cmd_schedules(args: argparse.Namespace) -> int:
+    for family in FAMILIES.values():
+        print(f"{family.name} (n: problem size): {family.help}")
+        for declared in family.parameters:
+            default = "" if declared.default is None else declared.default
+            if isinstance(default, tuple):
+                default = "-".join(default)
+            print(f"  {declared.name:<11} {declared.describe():<38} default {str(default) or '-':<22} {declared.help}")
+    print("as text: family:key=value,... e.g. generalized:tile=64,kappa=4 or recursive:base=32,paired=false")
+    print("any schedule tree in isl's text form: polyfw check --tree FILE --n N")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        print(check(schedule_from(args), args.model))
+    except IllegalScheduleError as error:
+        print(error)
+        return 1
+    return 0
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    network = None
+    if args.grid is not None:
+        from schedules.distribute import Network
+
+        rate = args.rate if args.rate is not None else _measured_rate(args.dtype)
+        network = Network(args.latency * 1e-6, args.bandwidth * 1e9, rate, np.dtype(args.dtype).itemsize)
+    report = cost(schedule_from(args), procs=args.procs, runtime=args.runtime, grid=args.grid, network=network)
+    print(json.dumps(report.as_dict()) if args.json else report.table())
+    return 0
+
+
+def _measured_rate(dtype: str) -> float:
+    """One core's min-plus product rate measured on this CPU (the register-block search's)."""
+    from codegen.register_blocks import choose_register_block
+
+    choice = choose_register_block(dtype)
+    if not choice.rates:
+        raise UsageError(f"no measured rate for {dtype} on this CPU ({choice.source} block); give --rate")
+    return max(choice.rates.values())
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """The tree exactly as --tree reads it back, and where asked its block order drawn."""
+    from schedules.draw import draw_block_order
+
+    schedule = schedule_from(args)
+    level = args.level or ("tile" if schedule.tile_tree is not None else "point")
+    if level == "tile" and schedule.tile_tree is None:
+        raise UsageError(f"{schedule.name} is a tree over the points only; it has no tile level")
+    print(tree_listing(schedule, level))
+    if args.png:
+        if schedule.n is None:
+            raise UsageError("give --n to draw the block order")
+        view = tile_view(schedule)  # the tile-layers, or the points of a tree over points only
+        blocks = -(-schedule.n // view.tile)
+        if blocks > args.max_blocks:
+            raise ValueError(f"Q = {blocks} blocks per side is too many to draw; use at most --max-blocks "
+                             f"{args.max_blocks}")
+        draw_block_order(view, blocks, schedule.name, args.png)
+        print(f"block order drawn to {args.png}", file=sys.stderr)
+    return 0
+
+
+def _given_options(args: argparse.Namespace) -> dict:
+    """The target options given on the command line (generate refuses those the target lacks)."""
+    names = {option.name for target in TARGETS.values() for option in target.options}
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    compiled = generate(schedule_from(args), target=args.target, dtype=args.dtype, **_given_options(args))
+    print(f"# ---- isl's C AST of {compiled.name}\n{compiled.isl_c}")
+    print(f"# ---- generated driver ({args.target}, {args.dtype})\n{compiled.source}")
+    if args.kernels and hasattr(compiled, "kernel_source"):
+        print(f"# ---- tile kernels\n{compiled.kernel_source}")
+    return 0
+
+
+# ---------------------------------------------------------------- comparing and exploring
+
+
+def _compare_matrix(args: argparse.Namespace) -> tuple[np.ndarray, str]:
+    if args.input:
+        return as_dense(read_graph(args.input), dtype=args.dtype), args.input
+    if args.n:
+        return as_dense(random_graph(args.n, seed=0), dtype=args.dtype), f"random graph, n={args.n}, m=4n"
+    matrix = as_dense(minnesota_road_graph(), dtype=args.dtype)
+    if args.vertices:
+        matrix = np.ascontiguousarray(matrix[: args.vertices, : args.vertices])
+    return matrix, f"Minnesota road network (pygsp), {matrix.shape[0]} vertices, metres"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    matrix, name = _compare_matrix(args)
+    n = matrix.shape[0]
+    print(f"input: {name}; {args.dtype}; target {args.target}; median of {args.repeats} runs")
+    rows = compare(matrix, [s for s in args.schedules.split(";") if s], tile=args.tile, target=args.target,
+                   repeats=args.repeats)
+    print(table(rows))
+    if args.csv:
+        write_csv(rows, args.csv)
+        print(f"wrote {args.csv}")
+    if args.plot:
+        plot(rows, args.plot, f"{name}, n={n}, {args.dtype}, {args.target}")
+        print(f"wrote {args.plot}")
+    return 0 if all(r.exact for r in rows) else 1
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    print(dependence_report(None))
+    return cmd_compare(args)
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    """On a collective target every rank starts here: rank 0 explores, the others serve its runs."""
+    if not find_target(args.target).collective:
+        return _explore(args, RunHere(args.target))
+    team = Team(target=args.target)
+    if team.rank != 0:
+        serve(team.comm)
+        return 0
+    try:
+        return _explore(args, team)
+    finally:
+        team.close()
+
+
+def _explore(args: argparse.Namespace, runner) -> int:
+    target = find_target(args.target)
+    values = {name: [int(v) if v.lstrip("-").isdigit() else v for v in given] for name, given in args.axis}
+    run_axes = None
+    if args.register_blocks:
+        values.setdefault("register_block", args.register_blocks)
+        run_axes = (*target.search_axes, "register_block")
+    families = {} if args.families is None else {"families": tuple(args.families.split(","))}
+    space = Space(args.n, args.dtype, args.target, values=values, run_axes=run_axes, processes=runner.processes,
+                  semiring=args.semiring, **families)
+    ceiling = None
+    if args.ceiling and target.on_cpu and args.semiring == MIN_PLUS.name:
+        ceiling = measure_ceiling([args.dtype])[args.dtype]["best"]  # 0.2 s x 3 a shape: shorter ones read low
+        print(f"independent min-plus ceiling ({args.dtype}): {ceiling / 1e9:.1f} G relaxations/s")
+    where = f", {space.processes} MPI processes x {runner.threads} threads" if target.collective else ""
+    print(f"space: {len(space)} candidates; strategy {args.strategy}; budget "
+          f"{'none' if args.budget is None else f'{args.budget:g} s'}; n = {args.n}, {args.dtype}, {args.target}"
+          f"{where}")
+    settings = {option.name: getattr(args, option.name) for option in find_strategy(args.strategy).options
+                if getattr(args, option.name, None) is not None}
+    with Store(args.store) as store:
+        found = explore(space, args.strategy, args.budget, args.max_candidates, store, args.repeats, args.rerun,
+                        args.seed, ceiling=ceiling, runner=runner, **settings)
+        print(exploration_table(found.records))
+        print(f"{len(found.measured)} measured, {found.skipped} from the store, in {found.elapsed:.0f} s")
+        quality = quality_line(found)
+        if quality is not None:
+            print(quality)
+        best = found.best
+        if best is not None:
+            print(best_line(best, found.candidates.get(best.key), ceiling))
+        if args.export:
+            print(f"exported {store.export(args.export)} records to {args.export}")
+    if args.plot and found.measured:
+        print(f"wrote {plot_exploration(found.records, args.plot, f'n = {args.n}, {args.dtype}, {args.target}')}")
+    if args.mutate and _explore_mutants(args, found, runner):
+        return 1
+    if args.tune:
+        tuned = tune(found, args.tuning)
+        if tuned is not None:
+            print(tuned)
+    return 1 if any(r.status == "wrong" for r in found.records) else 0
+
+
+def _explore_mutants(args: argparse.Namespace, found, runner) -> bool:
+    """Judge every single mutation of the families' trees; time the novel legal orders at --n, run
+    as the best candidate runs. Returns whether any mutant was proved legal yet gave wrong
+    distances (a checker bug)."""
+    best = found.best
+    candidate = found.candidates[best.key] if best else None
+    options = candidate.options if candidate else ()
+    verdicts = explore_mutants(progress=True, runner=runner, options=options)
+    print(summary(verdicts))
+    tile = min(candidate.size if candidate else find_target(args.target).default_tile, args.n)
+    with Store(args.store) as store:
+        records = measure_novel(verdicts, Problem.random(args.n, args.dtype, args.seed), tile, runner,
+                                args.repeats, store, options)
+    for record in records:
+        timing = f"{record.seconds:.4f} s" if record.seconds else record.note
+        print(f"novel order at n = {args.n}, tile {tile}: {label(record.key, record.target)}: {record.status}, {timing}"
+              + (f" (best family candidate: {best.seconds:.4f} s)" if best and record.seconds else ""))
+    return any(v.status == "wrong" for v in verdicts) or any(r.status == "wrong" for r in records)

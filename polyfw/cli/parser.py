@@ -1,0 +1,324 @@
+"""The `polyfw` command line's parser: one small function per subcommand, and the flags of what is
+registered (targets and their options, semirings, strategies and their settings, families and
+their parameters) generated from the registries where each is declared."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from codegen.targets import TARGETS, _pair
+from schedules.distribute import PLACEMENTS
+from schedules.families import FAMILIES
+from tiling.semirings import SEMIRINGS
+
+from ..explore import DEFAULT_STORE, STRATEGIES, default_families
+from ..graphs import SHORTEST_PATH_DTYPES
+from ..method import SOLVE_METHODS
+from . import commands
+
+#: the kernel dtypes by name (what every target but a semiring's own computes in)
+DTYPE_NAMES = [dtype.name for dtype in SHORTEST_PATH_DTYPES]
+#: what `polyfw demo` and `polyfw compare` run by default
+DEMO_SCHEDULES = "classic;generalized:kappa=2;generalized:kappa=4;recursive"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit status 2, for the command and every subcommand."""
+
+    def error(self, message: str):
+        self.exit(2, f"polyfw: error: {message} (see {self.prog} --help)\n")
+
+
+# ---------------------------------------------------------------- flags generated from the registries
+
+
+def _registered(items) -> str:
+    """'name: help; name: help' of registered declarations, for a flag's help (argparse's % escaped)."""
+    return "; ".join(f"{item.name}: {item.help}" for item in items).replace("%", "%%")
+
+
+def target_flag(parser: argparse.ArgumentParser, default: str = "cpu") -> None:
+    """--target, one of the registered targets (codegen.targets)."""
+    parser.add_argument("--target", default=default, choices=list(TARGETS),
+                        help=f"where the code runs (default: {default}): {_registered(TARGETS.values())}")
+
+
+def target_option_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per option any target declares, grouped by target."""
+    seen: set[str] = set()
+    for target in TARGETS.values():
+        fresh = [option for option in target.options if option.name not in seen]
+        if not fresh:
+            continue
+        group = parser.add_argument_group(f"options of target {target.name}"
+                                          + "".join(f", {other.name}" for other in TARGETS.values()
+                                                    if other is not target and other.options == target.options))
+        for option in fresh:
+            seen.add(option.name)
+            if option.default is False:  # a switch
+                group.add_argument(option.flag, action="store_const", const=True, default=None, help=option.help)
+                continue
+            default = "" if option.default is None else f" (default {option.default})"
+            group.add_argument(option.flag, type=option.parse, default=None, choices=option.choices or None,
+                               help=option.help + default)
+
+
+def semiring_flag(parser: argparse.ArgumentParser) -> None:
+    """--semiring, one of the registered semirings (tiling.semirings)."""
+    meanings = "; ".join(f"{ring.name}: {ring.meaning}" for ring in SEMIRINGS.values())
+    parser.add_argument("--semiring", default="min-plus", choices=list(SEMIRINGS), help=meanings.replace("%", "%%"))
+
+
+def strategy_flags(parser: argparse.ArgumentParser) -> None:
+    """--strategy, one of the registered strategies, and one flag per setting any of them takes."""
+    parser.add_argument("--strategy", default="model", choices=list(STRATEGIES),
+                        help=_registered(STRATEGIES.values()))
+    owners: dict[str, list[str]] = {}
+    for strategy in STRATEGIES.values():
+        for option in strategy.options:
+            owners.setdefault(option.name, []).append(strategy.name)
+    for strategy in STRATEGIES.values():
+        for option in strategy.options:
+            if owners[option.name][0] == strategy.name:
+                parser.add_argument(option.flag, type=option.parse, default=None,
+                                    help=f"{'/'.join(owners[option.name])}: {option.help} (default {option.default})")
+
+
+def family_flags(parser: argparse.ArgumentParser, tree: bool = False) -> None:
+    """The family, n, and one flag per parameter a registered family declares (schedules.families)."""
+    parser.add_argument("family", nargs="?" if tree else None, help=", ".join(FAMILIES))
+    parser.add_argument("--n", type=int, required=not tree, default=None, help="problem size")
+    owners: dict[str, list[str]] = {}
+    for family in FAMILIES.values():
+        for declared in family.parameters:
+            owners.setdefault(declared.name, []).append(family.name)
+    for family in FAMILIES.values():
+        for declared in family.parameters:
+            if owners[declared.name][0] == family.name:
+                parser.add_argument(f"--{declared.name.replace('_', '-')}", default=None, metavar="VALUE",
+                                    help=f"{'/'.join(owners[declared.name])}: {declared.help} ({declared.describe()})")
+    if tree:
+        parser.add_argument("--tree", default=None, metavar="FILE",
+                            help="a schedule tree in isl's text form ('-': standard input), as polyfw show prints it: "
+                                 "over the points S[k,i,j], or over the tile-layers T[kb,ib,jb] with its tile size")
+
+
+def _budget_seconds(text: str) -> float:
+    """'300s', '5m', '1h' or a number of seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    text = text.strip().lower()
+    scale = units.get(text[-1:], None)
+    try:
+        return float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a budget is seconds like 300s, 5m or 1h, got {text!r}") from None
+
+
+def _axis(text: str) -> tuple[str, list[str]]:
+    name, equals, values = text.partition("=")
+    if not equals or not values:
+        raise argparse.ArgumentTypeError(f"an axis is name=value,value,... (e.g. kappa=1,2,4), got {text!r}")
+    return name.strip(), [v.strip() for v in values.split(",") if v.strip()]
+
+
+def _process_grid_flags(parser) -> None:
+    parser.add_argument("--grid", type=_pair, default=None,
+                        help="PRxPC processes (default: the squarest grid for the number started)")
+    parser.add_argument("--placement", default=None, choices=PLACEMENTS,
+                        help="block-cyclic (default): block (i, j) on process (i mod pr, j mod pc); strips: "
+                             "contiguous block rows")
+    parser.add_argument("--no-lookahead", action="store_true",
+                        help="run the tile-layers in the schedule's order, without computing the next pivot "
+                             "row and column first")
+
+
+def _compare_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tile", type=int, default=None,
+                        help="block size r for every schedule (default: the schedule's, else the target's)")
+    parser.add_argument("--dtype", default="int32", choices=DTYPE_NAMES)
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per schedule (the median is shown)")
+    parser.add_argument("--vertices", type=int, default=None, help="road network: use only the first N vertices")
+    parser.add_argument("--csv", default=None, help="write the table as CSV")
+    parser.add_argument("--plot", default=None, help="draw relaxations/s per schedule to this PNG")
+
+
+# ---------------------------------------------------------------- one function per subcommand
+
+
+def _deps(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--n", type=int, default=None, help="concrete problem size (default: parametric n)")
+
+
+def _info(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--measure", action="store_true", help="measure the blocks not measured yet on this CPU")
+
+
+def _docs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--readme", default="README.md", help="the file whose registry tables are rendered")
+    parser.add_argument("--write", action="store_true", help="write them into it (else print the file as rendered)")
+
+
+def _solve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file (or .npy under MPI)")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to save the distance matrix: .npy, or .csv (unreachable as inf)")
+    parser.add_argument("--predecessors", default=None, metavar="P.npy",
+                        help="also save predecessors (scipy's convention), .npy or .csv")
+    parser.add_argument("--schedule", default="auto", help="auto, or family[:key=value,...], e.g. generalized:kappa=4")
+    parser.add_argument("--tile", type=int, default=None, help="block size r (default: the schedule's or the target's)")
+    parser.add_argument("--kappa", type=int, default=None, help="generalized: block layers per group")
+    target_flag(parser)
+    dtypes = dict.fromkeys(["auto", *DTYPE_NAMES, *(dtype for ring in SEMIRINGS.values() for dtype in ring.dtypes)])
+    parser.add_argument("--dtype", default="auto", choices=list(dtypes),
+                        help="auto (default): int32 where exact, else float64 (float32 on GPUs), saved as float64 "
+                             "with inf; a named dtype is computed in and saved (a semiring's own: or-and's uint8)")
+    parser.add_argument("--undirected", action="store_true", help="use every edge in both directions")
+    semiring_flag(parser)
+    parser.add_argument("--method", default="auto", choices=SOLVE_METHODS,
+                        help="dense: Floyd-Warshall by the schedule; sparse: Johnson; auto (default): the faster by "
+                             "the cost model (dense where --schedule, --tile or --kappa is given)")
+    distributed = parser.add_argument_group(
+        "MPI (under mpiexec, or with --mpi): the processes form a grid and share the work; the input may "
+        "also be an n x n .npy weight matrix every process reads its blocks of; -o is written by all of them")
+    distributed.add_argument("--mpi", action="store_true", help="run distributed even outside mpiexec (one process)")
+    _process_grid_flags(distributed)
+    distributed.add_argument("--no-skip-inf", action="store_true",
+                             help="update blocks with nothing reachable too (for comparison)")
+    distributed.add_argument("--threads", type=int, default=None,
+                             help="threads per process (default: the node's cores over its processes)")
+
+
+def _mpi_info(parser: argparse.ArgumentParser) -> None:
+    _process_grid_flags(parser)
+    parser.add_argument("--n", type=int, default=None, help="also show each rank's share of a problem this size")
+    parser.add_argument("--family", default="classic", choices=list(FAMILIES), help="the schedule family for --n")
+    parser.add_argument("--tile", type=int, default=128)
+    parser.add_argument("--dtype", default="float64", choices=DTYPE_NAMES)
+
+
+def _search(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="DIMACS .gr or Matrix Market .mtx file")
+    parser.add_argument("--source", type=int, required=True,
+                        help="the source vertex, numbered as in the file (from 1 in .gr and .mtx)")
+    parser.add_argument("-o", "--output", required=True, help="where to save the result (.npy)")
+    parser.add_argument("--parents", default=None, metavar="P.npy", help="also save the parent of each vertex")
+    parser.add_argument("--undirected", action="store_true", help="use every edge in both directions")
+
+
+def _emit(parser: argparse.ArgumentParser) -> None:
+    family_flags(parser, tree=True)
+    target_flag(parser)
+    target_option_flags(parser)
+    parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
+    parser.add_argument("--kernels", action="store_true", help="also print the tile kernel module")
+
+
+def _compare(parser: argparse.ArgumentParser) -> None:
+    _compare_flags(parser)
+    parser.add_argument("input", nargs="?", default=None, help="graph file (default: the built-in road network)")
+    parser.add_argument("--n", type=int, default=None, help="use a random graph with N vertices instead")
+    parser.add_argument("--schedules", default=DEMO_SCHEDULES,
+                        help="';'-separated family[:key=value,...] list (default: %(default)s)")
+    target_flag(parser)
+
+
+def _explore(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--n", type=int, default=2048, help="problem size (a random graph, 4n arcs)")
+    parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
+    target_flag(parser)
+    semiring_flag(parser)
+    strategy_flags(parser)
+    parser.add_argument("--budget", type=_budget_seconds, default=None, help="time budget, e.g. 300s or 5m")
+    parser.add_argument("--max-candidates", type=int, default=None, help="candidate budget")
+    parser.add_argument("--families", default=None,
+                        help=f"comma-separated families (default: {','.join(default_families())})")
+    parser.add_argument("--axis", type=_axis, action="append", default=[], metavar="NAME=V1,V2",
+                        help="narrow an axis, e.g. --axis tile=64,128 --axis kappa=1,2,4 (repeatable)")
+    parser.add_argument("--register-blocks", nargs="+", default=None, metavar="RxV",
+                        help="also search these register blocks (rows x vectors), on a target with that option")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per candidate (median)")
+    parser.add_argument("--seed", type=int, default=0, help="the graph's and the random order's seed")
+    parser.add_argument("--store", default=str(DEFAULT_STORE), help="the results store (SQLite)")
+    parser.add_argument("--rerun", action="store_true", help="measure again what the store has for this machine")
+    parser.add_argument("--export", default=None, help="also write the whole store to this .csv or .json")
+    parser.add_argument("--plot", default="polyfw-explore.png", help="Pareto and predicted-vs-measured plot")
+    parser.add_argument("--tune", action="store_true",
+                        help="write the winner, proved for the sizes it stands for, into the user's tuning "
+                             "table solve(schedule='auto') reads over the shipped one")
+    parser.add_argument("--tuning", default=None, metavar="FILE",
+                        help="the table --tune writes (default: $POLYFW_TUNING, else tuning.json in the user "
+                             "data directory)")
+    parser.add_argument("--mutate", action="store_true",
+                        help="also mutate the families' trees: prove, verify and time the novel legal orders")
+    parser.add_argument("--no-ceiling", dest="ceiling", action="store_false",
+                        help="skip measuring the independent min-plus ceiling (needs g++)")
+
+
+def _check(parser: argparse.ArgumentParser) -> None:
+    family_flags(parser, tree=True)
+    parser.add_argument("--model", default="relaxed", choices=["relaxed", "exact"])
+
+
+def _cost(parser: argparse.ArgumentParser) -> None:
+    family_flags(parser, tree=True)
+    parser.add_argument("--procs", type=int, default=1, help="processors for the simulation")
+    parser.add_argument("--runtime", choices=("barrier", "dataflow"), default="barrier",
+                        help="a barrier after each stage, or each tile-layer once its predecessors are done")
+    parser.add_argument("--grid", type=_pair, default=None,
+                        help="PRxPC: also the messages, bytes and alpha-beta times on that MPI process grid")
+    parser.add_argument("--latency", type=float, default=2.0, help="--grid: network latency alpha in microseconds")
+    parser.add_argument("--bandwidth", type=float, default=10.0, help="--grid: link bandwidth in GB/s")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="--grid: relaxations/s of one process (default: measured on this CPU)")
+    parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES, help="--grid: element type")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _show(parser: argparse.ArgumentParser) -> None:
+    family_flags(parser, tree=True)
+    parser.add_argument("--level", default=None, choices=("tile", "point"),
+                        help="the tree over the tile-layers T[kb,ib,jb] (default where there is one) or over the "
+                             "points S[k,i,j] (what the generated code runs)")
+    parser.add_argument("--png", default=None, help="draw which block runs in which stage to this PNG")
+    parser.add_argument("--max-blocks", type=int, default=16)
+
+
+def _demo(parser: argparse.ArgumentParser) -> None:
+    _compare_flags(parser)
+    parser.set_defaults(csv="demo_compare.csv", plot="demo_compare.png", input=None, n=None, target="cpu",
+                        schedules=DEMO_SCHEDULES)
+
+
+#: every subcommand: its name, its help, the function that adds its flags, and its handler
+Command = tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+COMMANDS: tuple[Command, ...] = (
+    ("deps", "print the exact and relaxed dependence models", _deps, commands.cmd_deps),
+    ("info", "the CPU, its ISA and vector width, and the register blocks chosen on it", _info, commands.cmd_info),
+    ("docs", "README's tables of the registered targets, families, semirings and strategies", _docs,
+     commands.cmd_docs),
+    ("solve", "all-pairs shortest paths of a graph file", _solve, commands.cmd_solve),
+    ("mpi-info", "the MPI world, its process grid, and a schedule's messages on it", _mpi_info,
+     commands.cmd_mpi_info),
+    ("bfs", "breadth-first levels from one vertex of a graph file", _search, commands.cmd_search),
+    ("sssp", "single-source shortest distances from one vertex of a graph file", _search, commands.cmd_search),
+    ("emit", "print the generated code of a schedule and isl's C AST", _emit, commands.cmd_emit),
+    ("compare", "verify and time schedules against scipy and the naive kernel", _compare, commands.cmd_compare),
+    ("explore", "search the schedule space: prove, verify and time candidates, store them, rate the model", _explore,
+     commands.cmd_explore),
+    ("schedules", "list the schedule families and their parameters", lambda parser: None, commands.cmd_schedules),
+    ("check", "prove a schedule legal, or print a witness (exit 1)", _check, commands.cmd_check),
+    ("cost", "cost model: stages, launches, traffic, critical path, time on P processors", _cost, commands.cmd_cost),
+    ("show", "print the schedule tree (as --tree reads it back) and draw its block order", _show, commands.cmd_show),
+    ("demo", "dependence analysis, then compare the schedules on the road network", _demo, commands.cmd_demo),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="polyfw", description="Polyhedral schedules for Floyd-Warshall.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    for name, help, add_flags, run in COMMANDS:
+        subcommand = subcommands.add_parser(name, help=help)
+        add_flags(subcommand)
+        subcommand.set_defaults(run=run)
+    return parser

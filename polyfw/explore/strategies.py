@@ -1,0 +1,127 @@
+"""Search strategies as plug-ins: each is one declaration that `explore`, the CLI and the README read.
+
+A strategy proposes candidates: `propose(search)` yields them in the order to visit them, and as a
+generator it resumes after each visit, so it sees every record (search.records) before it proposes
+the next. It names the settings it takes (explore's keywords, the CLI's flags) and about how many
+candidates it visits (the progress bar's length). Adding one is a module with its `propose` and a
+`register(Strategy(...))` line; nothing else lists strategies.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from codegen.targets import Option
+from tiling.registry import Registry
+
+from .model import Model, ranked
+from .space import Candidate, Space
+from .store import Measured, Record
+
+
+@dataclass
+class Search(Measured):
+    """What a strategy sees while it proposes: the space, the model, the seed and its settings, and
+    what has been visited so far."""
+
+    space: Space
+    model: Model
+    seed: int = 0
+    #: the strategy's settings, each given or at its declared default
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: a perf_counter time by which ranking stops (part of the time budget), or None
+    deadline: float | None = None
+    #: every visited candidate's record, in the order visited (measured, refused or from the store)
+    records: list[Record] = field(default_factory=list)
+    #: key -> candidate, for every visited one
+    seen: dict[str, Candidate] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A search strategy's declaration (see the module docstring)."""
+
+    name: str
+    help: str
+    #: the candidates in the order to visit them, seeing each one's record before the next
+    propose: Callable[[Search], Iterator[Candidate]]
+    #: the settings it takes besides the space, the model and the seed
+    options: tuple[Option, ...] = ()
+    #: about how many candidates it visits in a space with these settings (the progress bar's length)
+    visits: Callable[[Space, dict[str, Any]], int] = lambda space, settings: len(space)
+
+    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Its settings: `given` over the declared defaults; a setting it does not take is refused by name."""
+        declared = {option.name: option.default for option in self.options}
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            raise ValueError(f"strategy {self.name!r} takes no setting {', '.join(unknown)}; its settings: "
+                             f"{', '.join(declared) or 'none'}")
+        return {**declared, **given}
+
+
+#: every strategy explore and the CLI know: `register(Strategy(...))` adds one
+STRATEGIES: Registry[Strategy] = Registry("strategy")
+register, find_strategy = STRATEGIES.register, STRATEGIES.find
+
+
+def order_candidates(space: Space, strategy: str, seed: int = 0, model: Model | None = None,
+                     **settings: Any) -> list[Candidate]:
+    """The order a strategy visits the candidates in while none is measured yet ('model': its
+    ranked sample; the refinement comes once it has measured)."""
+    chosen = find_strategy(strategy)
+    search = Search(space, model or Model(target=space.target), seed, chosen.settings(settings))
+    return list(chosen.propose(search))
+
+
+# ---------------------------------------------------------------- the strategies
+
+
+def exhaustive(search: Search) -> Iterator[Candidate]:
+    """Every candidate, in the space's order."""
+    yield from search.space
+
+
+def _shuffled(space: Space, seed: int) -> list[Candidate]:
+    candidates = list(space)
+    random.Random(seed).shuffle(candidates)
+    return candidates
+
+
+def random_order(search: Search) -> Iterator[Candidate]:
+    """Every candidate, in a seeded random order."""
+    yield from _shuffled(search.space, search.seed)
+
+
+def model_guided(search: Search) -> Iterator[Candidate]:
+    """A seeded random sample of the space ranked by the model's seconds, measured in that order
+    until `top` are measured; then the refinement around the best measured one."""
+    sample = _shuffled(search.space, search.seed)[:search.settings["sample"]]
+    for candidate in ranked(search.space, sample, search.model, search.deadline):
+        if len(search.measured) >= search.settings["top"]:
+            break
+        yield candidate
+    yield from refine(search)
+
+
+def refine(search: Search) -> Iterator[Candidate]:
+    """The neighbours of the best measured candidate not visited yet, in the model's order; then,
+    where one of them improved on it, those of the new best, until a best has none left."""
+    tried: set[str] = set()
+    while (best := search.best) is not None and best.key not in tried:
+        tried.add(best.key)
+        fresh = [c for c in search.space.neighbours(search.seen[best.key]) if c.key not in search.seen]
+        yield from ranked(search.space, fresh, search.model)
+
+
+register(Strategy("exhaustive", "every candidate, in the space's order", exhaustive))
+register(Strategy("random", "every candidate, in a seeded random order", random_order))
+register(Strategy("model", "rank a seeded sample by the cost model, measure its top, then refine around the best "
+                  "measured: its neighbours in the model's order, moving to any that improves on it",
+                  model_guided,
+                  (Option("top", 8, "how many of the model's best to measure before refining", int),
+                   Option("sample", 400, "how many candidates (a seeded random sample of the space) the model "
+                          "ranks", int)),
+                  visits=lambda space, settings: min(len(space), 5 * settings["top"])))

@@ -29,7 +29,7 @@ from tiling.render import fill
 
 from .compiled import Compiled
 from .dataflow import RUNTIMES, compile_dataflow
-from .proved_ast import Front, MarkState, isl_c_source, prepare, record_workers
+from .proved_ast import ProvedAst, MarkState, isl_c_source, prepare, record_workers
 from .kernels import ROLE_KERNELS, TILE_KERNEL_NUMBERS, KernelOptions, kernel_signatures, kernel_source, tile_kernel
 from .llvm_options import vectorizers
 
@@ -60,7 +60,7 @@ class _Writer:
     seconds. Point level (small trees): parallel loops are prange directly.
     """
 
-    front: Front
+    proved: ProvedAst
     options: KernelOptions
     #: what the driver runs at once, by parallel mark (filled while the source is written)
     regions: dict[str, Workers] = field(default_factory=dict)
@@ -71,7 +71,7 @@ class _Writer:
 
     @property
     def tile_level(self) -> bool:
-        return self.front.level == "tile"
+        return self.proved.level == "tile"
 
     def hooks(self) -> Hooks:
         marks = MarkState()
@@ -85,7 +85,7 @@ class _Writer:
                 if not self.tile_level:
                     return ["# parallel band: its first loop is a prange"], []
                 run = (f"run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
-                       f"{self.front.tile}, {self.front.n})")
+                       f"{self.proved.tile}, {self.proved.n})")
                 return ["# parallel band: its iterations are tasks, run together", "n_calls = 0", "n_tasks = 0"], [run]
             if kind == "task":
                 prange[0] = False  # loops inside a task run in order
@@ -122,7 +122,7 @@ class _Writer:
         if in_task:
             number = TILE_KERNEL_NUMBERS[kernel]
             return [f"calls = put(calls, n_calls, {number}, {', '.join(args)})", "n_calls += 1"]
-        r, n = self.front.tile, self.front.n
+        r, n = self.proved.tile, self.proved.n
         bounds = [f"{r} * {x}, min({r} * {x} + {r}, {n})" for x in args]
         return [f"{kernel}({self.matrices}, {', '.join(bounds)}, status)"]
 
@@ -143,8 +143,8 @@ class _Writer:
         tables = ["    # calls: (kernel, kb, ib, jb) of one stage; tasks: index of each task's first call",
                   "    calls = np.empty((64, 4), dtype=np.int64)", "    tasks = np.empty((64, 4), dtype=np.int64)",
                   "    n_calls = 0", "    n_tasks = 0"] if self.tile_level else []
-        parameters = [f"    {name} = {value}" for name, value in self.front.parameters.items()]
-        body = node_to_python(self.front.ast, self.hooks(), indent=1)
+        parameters = [f"    {name} = {value}" for name, value in self.proved.parameters.items()]
+        body = node_to_python(self.proved.ast, self.hooks(), indent=1)
         return head + "\n".join(parameters + tables + body) + "\n"
 
 
@@ -276,12 +276,12 @@ _COMPILED: dict[tuple, CompiledSchedule] = {}
 RACE_ANALYSIS_UP_TO = 2**21
 
 
-def _has_racing_reads(schedule: Schedule, front: Front) -> bool:
-    if front.level == "tile":
-        return racing_reads(stage_view(schedule.tile_tree, front.n, front.tile)) > 0
-    if front.n**3 > RACE_ANALYSIS_UP_TO:
+def _has_racing_reads(schedule: Schedule, proved: ProvedAst) -> bool:
+    if proved.level == "tile":
+        return racing_reads(stage_view(schedule.tile_tree, proved.n, proved.tile)) > 0
+    if proved.n**3 > RACE_ANALYSIS_UP_TO:
         return True
-    return racing_reads(stage_view(schedule.tree, front.n, 1)) > 0
+    return racing_reads(stage_view(schedule.tree, proved.n, 1)) > 0
 
 #: tile-level drivers with at most this many tile-layers run as Python (no compile; see
 #: _ReplayedDriver), larger ones are compiled
@@ -372,24 +372,24 @@ def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "bar
                                     proof=proof)
         _COMPILED[key] = compiled
         return compiled
-    front = prepare(schedule)
+    proved = prepare(schedule)
     kernels, kernels_text = _compile_kernels(options)
-    writer = _Writer(front, options)
+    writer = _Writer(proved, options)
     driver_text = writer.source(schedule.name, kernels.__name__)
-    front.check(writer.regions, f"cpu code for {schedule.name}")
+    proved.check(writer.regions, f"cpu code for {schedule.name}")
     run = driver_function = load_module(driver_text, "cpu").run
-    small = -(-front.n // front.tile) ** 3 <= INTERPRET_UP_TO
-    if front.level == "tile" and (driver == "replayed" or (driver == "auto" and small)):
+    small = -(-proved.n // proved.tile) ** 3 <= INTERPRET_UP_TO
+    if proved.level == "tile" and (driver == "replayed" or (driver == "auto" and small)):
         run = _ReplayedDriver(run, kernels, [name for name in writer.kernels_used() if name != "put"])
     elif not run.signatures:  # the same driver module compiled before (another key) keeps its code
         matrix = f"{options.dtype}[:, ::1]"
         pred = ", int32[:, ::1]" if options.predecessors else ""
         run.compile(f"void({matrix}{pred}, int64[::1])")
         run.disable_compile()
-    serial = options.predecessors and _has_racing_reads(schedule, front)
+    serial = options.predecessors and _has_racing_reads(schedule, proved)
     compiled = CompiledSchedule(schedule.name, schedule.n, "cpu", options, driver_text, kernels_text,
-                                isl_c_source(front), time.perf_counter() - started, run, serial,
-                                driver_function, kernels if front.level == "tile" else None, writer.regions,
+                                isl_c_source(proved), time.perf_counter() - started, run, serial,
+                                driver_function, kernels if proved.level == "tile" else None, writer.regions,
                                 proof=proof)
     _COMPILED[key] = compiled
     return compiled

@@ -292,3 +292,13 @@ def float_bits(typingctx, value):
         return builder.bitcast(args[0], _I64)
 
     return types.int64(types.float64), codegen
+
+
+@intrinsic
+def bits_float(typingctx, bits):
+    """The float64 whose 64 bits these are (float_bits' inverse): a value read once as bits is
+    compared as the float it is, so a compare-and-swap decides on the very value it replaces."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.int64), codegen

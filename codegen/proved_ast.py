@@ -29,7 +29,7 @@ def is_parallel_mark(name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Front:
+class ProvedAst:
     """The tree a generator walks, its isl AST, and what a statement instance is."""
 
     tree: isl.Schedule
@@ -143,7 +143,7 @@ def mark_parallel(tree: isl.Schedule) -> isl.Schedule:
     return tree.map_schedule_node_bottom_up(above_tasks)
 
 
-def prepare(schedule: Schedule) -> Front:
+def prepare(schedule: Schedule) -> ProvedAst:
     """The marked tree and AST to generate code from, once the tree's order is proved (schedules.proofs)."""
     if schedule.n is None:
         raise ValueError(f"{schedule.name} is parametric in n; build it for a concrete n to generate code")
@@ -151,9 +151,9 @@ def prepare(schedule: Schedule) -> Front:
     tile_level = schedule.tile_tree is not None and schedule.original_point_order and schedule.tile > 1
     tree = schedule.tile_tree if tile_level else schedule.tree
     marked = mark_parallel(compact_loops(mark_stages(tree)))
-    return Front(marked, build_ast(marked), "tile" if tile_level else "point", schedule.n, schedule.tile, unproved)
+    return ProvedAst(marked, build_ast(marked), "tile" if tile_level else "point", schedule.n, schedule.tile, unproved)
 
 
-def isl_c_source(front: Front) -> str:
+def isl_c_source(proved: ProvedAst) -> str:
     """isl's own C rendering of the AST the generator walks (marks print as comments)."""
-    return front.ast.to_C_str()
+    return proved.ast.to_C_str()

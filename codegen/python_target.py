@@ -87,7 +87,7 @@ class PythonCompiledSchedule(Compiled):
 
 def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus") -> PythonCompiledSchedule:
     """The 'python' target's builder (codegen.targets)."""
-    front = prepare(schedule)
+    proved = prepare(schedule)
     regions: dict[str, Workers] = {}
     marks = MarkState()
 
@@ -97,13 +97,13 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
         return [f"# {name}"], []
 
     hooks = Hooks(statement=lambda _, args: [f"update({', '.join(args)})"], mark=mark)
-    parameters = [f"    {key} = {value}" for key, value in front.parameters.items()]
-    body = node_to_python(front.ast, hooks, indent=1)
-    level = "tile-layers T[kb, ib, jb]" if front.level == "tile" else "points S[k, i, j] (1 x 1 tiles)"
+    parameters = [f"    {key} = {value}" for key, value in proved.parameters.items()]
+    body = node_to_python(proved.ast, hooks, indent=1)
+    level = "tile-layers T[kb, ib, jb]" if proved.level == "tile" else "points S[k, i, j] (1 x 1 tiles)"
     head = fill(_HEAD, name=schedule.name, dtype=dtype, level=level)
     source = head + "\n".join(parameters + body + ["    pass"]) + "\n"
-    front.check(regions, f"python code for {schedule.name}")
+    proved.check(regions, f"python code for {schedule.name}")
     run = load_module(source, "python").run
-    tile = front.tile if front.level == "tile" else 1
+    tile = proved.tile if proved.level == "tile" else 1
     return PythonCompiledSchedule(schedule.name, schedule.n, target, dtype, find_semiring(semiring), source,
-                                  isl_c_source(front), run, tile, regions, proof=prove(schedule))
+                                  isl_c_source(proved), run, tile, regions, proof=prove(schedule))

@@ -217,8 +217,8 @@ def test_source_does_not_grow_with_n():
 
 
 def test_tile_level_front_uses_role_marks():
-    front = prepare(schedules.build("classic", 64, tile=16))
-    assert front.level == "tile" and "parallel" in front.tree.to_str()
+    proved = prepare(schedules.build("classic", 64, tile=16))
+    assert proved.level == "tile" and "parallel" in proved.tree.to_str()
     assert prepare(schedules.build("naive", 8)).level == "point"
 
 

@@ -112,12 +112,12 @@ def test_concurrent_blocks_catch_a_task_split_across_thread_blocks(monkeypatch):
     # the H100 bug, re-made: the task's own loop as a grid dimension (and the proof switched off).
     # The ordinary simulator runs the blocks in index order and sees nothing.
     import codegen.cuda
-    from codegen.proved_ast import Front
+    from codegen.proved_ast import ProvedAst
     from codegen.gpu_semantics import ConcurrentWriteError
 
     monkeypatch.setattr(codegen.cuda, "TASK_MARK", "no-such-mark")
     monkeypatch.setattr(codegen.cuda, "_COMPILED", {})  # generate anew, not the copy of an earlier test
-    monkeypatch.setattr(Front, "check", lambda *arguments: None)
+    monkeypatch.setattr(ProvedAst, "check", lambda *arguments: None)
     schedule = schedules.build("generalized", 8, tile=4, kappa=2)
     run_polybench(schedule)
     with pytest.raises(ConcurrentWriteError, match=r"launch 2 \(band_0\(1,\)\): thread blocks \(0, 0, 0\) and "

@@ -33,11 +33,11 @@ def build(family, n, tile, params):
 def test_every_family_target_and_dd_variant_is_proved_as_emitted(family, params, n, target, variant):
     schedule = build(family, n, 8, params)
     compiled = generate(schedule, target=target, **variant)
-    front = prepare(schedule)
-    assert find_unsafe(front.tree, compiled.workers, n, 8) == []
+    proved = prepare(schedule)
+    assert find_unsafe(proved.tree, compiled.workers, n, 8) == []
     # what runs at once are loops of the band between a parallel mark and its task mark, never a
     # loop inside a task; and some stage does run loops at once
-    task_loops = task_loop_depths(front.tree)
+    task_loops = task_loop_depths(proved.tree)
     assert set(compiled.workers) == set(task_loops)
     assert all(region.depths <= task_loops[mark] for mark, region in compiled.workers.items())
     assert any(region.depths for region in compiled.workers.values())
@@ -109,19 +109,19 @@ def one_stage_schedule(n, tile):
 
 def test_checker_names_the_stage_and_pair_of_an_illegal_parallel_band():
     schedule = schedules.unsafe_run_unproved(one_stage_schedule(24, 8))  # the tree's own proof refuses it
-    front = prepare(schedule)
-    problems = find_unsafe(front.tree, {"parallel_0": Workers("stage X", frozenset({1, 2}))}, 24, 8)
+    proved = prepare(schedule)
+    problems = find_unsafe(proved.tree, {"parallel_0": Workers("stage X", frozenset({1, 2}))}, 24, 8)
     assert problems == ["stage X (at c0=0) runs T[0,1,0] and T[0,1,1] in different workers at once, but T[0,1,1] "
                         "reads as its a[i,k] what T[0,1,0] writes (R_row)"]
     # the same tile-layers, one worker: safe (index order is a legal order)
-    assert find_unsafe(front.tree, {"parallel_0": Workers("stage X", frozenset())}, 24, 8) == []
+    assert find_unsafe(proved.tree, {"parallel_0": Workers("stage X", frozenset())}, 24, 8) == []
 
 
 def test_a_region_written_without_a_record_is_refused():
-    front = prepare(schedules.build("classic", 16, tile=4))
+    proved = prepare(schedules.build("classic", 16, tile=4))
     with pytest.raises(UnsafeCodeError, match=r"^refusing x: parallel region parallel_0 was written without a "
                                               r"record of what it runs at once"):
-        front.check({}, "x")
+        proved.check({}, "x")
 
 
 def test_a_proof_on_disk_is_reused_unless_proving_always_is_asked(monkeypatch, tmp_path):
@@ -129,18 +129,18 @@ def test_a_proof_on_disk_is_reused_unless_proving_always_is_asked(monkeypatch, t
     POLYFW_PROVE_ALWAYS=1 proves again (mutation testing changes the checker, not its files)."""
     schedule = schedules.build("classic", 12, tile=4)
     regions = generate(schedule, dtype="float32").workers
-    front = prepare(schedule)
+    proved = prepare(schedule)
     proved = []
     monkeypatch.setattr(codegen.proved_ast, "check_emitted", lambda *arguments: proved.append(arguments[2:4]))
     monkeypatch.setenv("POLYFW_CACHE", str(tmp_path))
-    front.check(regions, "classic")
-    front.check(regions, "classic")
+    proved.check(regions, "classic")
+    proved.check(regions, "classic")
     assert proved == [(12, 4)] and len(list((tmp_path / "proofs").iterdir())) == 1
     other = {mark: Workers("another label", workers.depths) for mark, workers in regions.items()}
-    front.check(other, "classic")  # other regions: another proof
+    proved.check(other, "classic")  # other regions: another proof
     assert len(proved) == 2
     monkeypatch.setenv("POLYFW_PROVE_ALWAYS", "1")
-    front.check(regions, "classic")
+    proved.check(regions, "classic")
     assert len(proved) == 3
     point = prepare(schedules.build("naive", 5))
     point.check(generate(schedules.build("naive", 5), dtype="float32").workers, "naive")

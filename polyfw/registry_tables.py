@@ -51,6 +51,12 @@ def strategies_table() -> str:
     return _table(("strategy", "how it proposes candidates"), [(f"`{s.name}`", s.help) for s in STRATEGIES.values()])
 
 
+def registered() -> str:
+    """One line per registry: what this installation can run (`polyfw info` prints it)."""
+    kinds = {"targets": TARGETS, "families": FAMILIES, "semirings": SEMIRINGS, "strategies": STRATEGIES}
+    return "\n".join(f"{kind}: {', '.join(registry)}" for kind, registry in kinds.items())
+
+
 TABLES: dict[str, Callable[[], str]] = {"targets": targets_table, "families": families_table,
                                         "semirings": semirings_table, "strategies": strategies_table}
 

@@ -139,6 +139,9 @@ def test_the_toys_run_through_the_command_line(registered, tmp_path, capsys):
     assert main(["docs", "--readme", str(README)]) == 0
     tables = capsys.readouterr().out
     assert all(f"`{name}`" in tables for name in ("counting", "largest-tiles-first", "max-times"))
+    assert main(["info"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in ("counting", "largest-tiles-first", "max-times"))
 
 
 def test_readme_tables_are_the_registries():

@@ -130,18 +130,18 @@ def test_a_proof_on_disk_is_reused_unless_proving_always_is_asked(monkeypatch, t
     schedule = schedules.build("classic", 12, tile=4)
     regions = generate(schedule, dtype="float32").workers
     proved = prepare(schedule)
-    proved = []
-    monkeypatch.setattr(codegen.proved_ast, "check_emitted", lambda *arguments: proved.append(arguments[2:4]))
+    checked = []
+    monkeypatch.setattr(codegen.proved_ast, "check_emitted", lambda *arguments: checked.append(arguments[2:4]))
     monkeypatch.setenv("POLYFW_CACHE", str(tmp_path))
     proved.check(regions, "classic")
     proved.check(regions, "classic")
-    assert proved == [(12, 4)] and len(list((tmp_path / "proofs").iterdir())) == 1
+    assert checked == [(12, 4)] and len(list((tmp_path / "proofs").iterdir())) == 1
     other = {mark: Workers("another label", workers.depths) for mark, workers in regions.items()}
     proved.check(other, "classic")  # other regions: another proof
-    assert len(proved) == 2
+    assert len(checked) == 2
     monkeypatch.setenv("POLYFW_PROVE_ALWAYS", "1")
     proved.check(regions, "classic")
-    assert len(proved) == 3
+    assert len(checked) == 3
     point = prepare(schedules.build("naive", 5))
     point.check(generate(schedules.build("naive", 5), dtype="float32").workers, "naive")
-    assert proved[-1] == (5, 1)  # point-level code is proved with tile 1
+    assert checked[-1] == (5, 1)  # point-level code is proved with tile 1

@@ -96,7 +96,7 @@ def test_a_mutant_tree_goes_back_as_the_exploration_stores_it():
     reversed_layers = next(m for m in mutants if m.description == "reverse_band(root)")
     schedule = mutant_schedule(base, reversed_layers, N, TILE)
     candidate = SimpleNamespace(key="mutant", family="mutant", param_dict=dict)
-    record = measure(candidate, SimpleNamespace(n=N, dtype="float64"), None, 1, SimpleNamespace(target="cpu"), "here",
+    record = measure(candidate, SimpleNamespace(n=N, dtype="float64", stored_as="float64"), None, 1, SimpleNamespace(target="cpu"), "here",
                      {}, "mutant", lambda: schedule)
     assert record.status == "illegal" and record.tree == schedule.tree_file_text()
     assert _same_order(from_tree(record.tree, N), schedule)

@@ -4,9 +4,6 @@ import warnings
 from numba.core.errors import NumbaPerformanceWarning
 
 from . import numpy_compat  # noqa: F401  (before numba.cuda can load)
-from tiling.code_cache import heal_numba_caches
-
-heal_numba_caches()  # before any cache=True function loads: a damaged cache file compiles again
 
 # generated drivers ask for parallel=True whatever the stage; where one has no prange, Numba's
 # warning about it (naming a file in polyfw's code cache) tells a user nothing

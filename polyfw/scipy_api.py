@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import warnings
 
-import numba
 import numpy as np
 from scipy.sparse.csgraph._validation import validate_graph
 
@@ -26,8 +25,7 @@ from .method import choose_method
 from .solve import solve
 from .sparse import as_csr, sssp
 from .sparse.csr import CSRGraph, _from_arrays
-from .sparse.kernels import dijkstra_from_sources
-from .sparse.paths import potentials
+from .sparse.paths import dijkstra_rows, potentials
 
 #: scipy's shortest_path methods
 SHORTEST_PATH_METHODS = ("auto", "FW", "D", "BF", "J")
@@ -182,14 +180,7 @@ def _predecessors(parent: np.ndarray, sources: np.ndarray) -> np.ndarray:
 def _dijkstra_rows(graph: CSRGraph, sources: np.ndarray, potential: np.ndarray | None = None):
     """Distances and predecessors from each source (non-negative weights, or Johnson's reweighting
     by `potential`), in parallel over the sources."""
-    n = graph.n
-    h = np.zeros(n) if potential is None else potential
-    weights = graph.weights if potential is None else \
-        np.maximum(graph.weights + h[graph.sources] - h[graph.indices], 0.0)  # >= 0 but for rounding
-    distances = np.empty((len(sources), n))
-    parent = np.empty((len(sources), n), dtype=np.int64)
-    workers = max(1, min(4 * numba.get_num_threads(), len(sources)))
-    dijkstra_from_sources(graph.indptr, graph.indices, weights, h, sources, distances, parent, workers)
+    distances, parent = dijkstra_rows(graph, sources, potential)
     return distances, _predecessors(parent, sources)
 
 

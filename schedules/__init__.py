@@ -1,8 +1,4 @@
 """Schedules of the Floyd–Warshall nest: what a schedule is and what is known without running it."""
-from tiling.code_cache import heal_numba_caches
-
-heal_numba_caches()  # before any cache=True function here or above loads: a damaged cache file compiles again
-
 from .cost import CostReport, cost
 from .families import FAMILIES, build, from_spec
 from .legality import IllegalScheduleError, MalformedScheduleError, Verdict, Violation, check, find_violations

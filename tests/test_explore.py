@@ -12,12 +12,11 @@ import polyfw
 from polyfw.cli import main
 from polyfw.explore import Exploration, Problem, explore, order_candidates
 from polyfw.configuration import auto_configuration, parse_schedule, resolve_schedule
-from polyfw.explore.space import Candidate, Space, label
+from polyfw.explore.space import Space, label
 from polyfw.explore.store import Record, Store
 from polyfw.machine.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table, write_winner
 from codegen.register_blocks import cpu_key
 from schedules import build
-from schedules.parameters import FAMILY_PARAMETERS
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 from polyfw.graphs import as_float_distances, random_graph
 

@@ -179,6 +179,21 @@ def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
     return bfs(tree, source, direction="top-down")[1]
 
 
+def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Dijkstra from each of `sources` in parallel: non-negative weights, or Johnson's reweighting by
+    `potential` (taken back out of the distances). Distances len(sources) x n (inf: unreachable)
+    and parents (NO_PARENT where none)."""
+    h = np.zeros(csr.n) if potential is None else potential
+    weights = csr.weights if potential is None else \
+        np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
+    dist = np.empty((len(sources), csr.n))
+    parent = np.empty((len(sources), csr.n), dtype=np.int64)
+    workers = max(1, min(4 * numba.get_num_threads(), len(sources)))
+    dijkstra_from_sources(csr.indptr, csr.indices, weights, h, sources, dist, parent, workers)
+    return dist, parent
+
+
 def potentials(csr: CSRGraph) -> np.ndarray:
     """Johnson's vertex potentials: distances from a virtual source joined to every vertex by a
     zero edge (Bellman–Ford); w + h[u] - h[v] is then non-negative on every edge."""
@@ -195,12 +210,7 @@ def johnson(graph, directed: bool = True, predecessors: bool = False):
     source in parallel. Distances n x n (inf: unreachable), and with predecessors=True also the
     predecessor matrix in scipy's convention (-9999 on the diagonal and where unreachable)."""
     csr = as_csr(graph, directed=directed)
-    h = potentials(csr) if csr.lightest < 0 else np.zeros(csr.n)
-    reweighted = np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
-    dist = np.empty((csr.n, csr.n))
-    parent = np.empty((csr.n, csr.n), dtype=np.int64)
-    dijkstra_from_sources(csr.indptr, csr.indices, reweighted, h, np.arange(csr.n, dtype=np.int64), dist, parent,
-                          4 * numba.get_num_threads())
+    dist, parent = dijkstra_rows(csr, np.arange(csr.n, dtype=np.int64), potentials(csr) if csr.lightest < 0 else None)
     if not predecessors:
         return dist
     parent[parent == NO_PARENT] = NO_PREDECESSOR

@@ -20,7 +20,7 @@ from tiling.registry import Registry
 from tiling.semirings import semiring as find_semiring
 
 
-def _pair(text: str) -> tuple[int, int]:
+def parse_pair(text: str) -> tuple[int, int]:
     """'16x64' -> (16, 64)."""
     rows, _, columns = text.lower().partition("x")
     return int(rows), int(columns)
@@ -156,12 +156,12 @@ def _distinct_grid(options: dict[str, Any]) -> bool:
     return not (placement == "strips" and grid.rows == 1)
 
 
-_REGISTER_BLOCK = Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", _pair,
+_REGISTER_BLOCK = Option("register_block", None, "ROWSxCOLUMNS of the DD register block (default: the ISA's)", parse_pair,
                          search=_register_blocks)
 _PREDECESSORS = Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag)
 _CUDA_OPTIONS = (
     Option("method", "A", "DD kernel (seed 001): A, a register-tiled product; B, two-level blocking", str, ("A", "B")),
-    Option("sub_tile", (16, 64), "method A: ROWSxCOLUMNS of a thread block's sub-tile (clipped to the tile)", _pair),
+    Option("sub_tile", (16, 64), "method A: ROWSxCOLUMNS of a thread block's sub-tile (clipped to the tile)", parse_pair),
     Option("per_block", 1, "method A: sub-tiles per thread block, sharing the A slice", int),
     Option("t_prime", None, "method B: thread rows t' (default: the largest of 4, 2, 1 dividing the tile)", int),
 )
@@ -187,7 +187,7 @@ register(Target("mpi", "a pr x pc grid of MPI processes (mpi4py), each running i
                 "cpu target's kernels on its threads; blocks of the pivot row and column travel along process "
                 "columns and rows. Collective: run under mpiexec", ("float32", "float64", "int32"),
                 (Option("grid", None, "PRxPC processes (default: the squarest for the world's size; P x 1 for "
-                        "strips)", _pair, search=grid_shapes),
+                        "strips)", parse_pair, search=grid_shapes),
                  Option("placement", "block-cyclic", "block-cyclic: block (ib, jb) on process (ib mod pr, jb mod pc); "
                         "strips: contiguous block rows (seed 003's row partition)", str, ("block-cyclic", "strips")),
                  Option("lookahead", True, "run what other processes wait for (the next pivot row and column) up to "

@@ -281,5 +281,5 @@ def build(name: str, n: int | None, tile: int | None = None, **params) -> Schedu
     _validate(n, size)
     blocks = _blocks(n, size)
     values = family.settings(params, blocks)
-    recorded = family.record({**values, family.size: size}, params)
+    recorded = family.record({**values, family.size: size} if family.size else values, params)
     return from_spec(name, family.spec(blocks, **values), n, size, recorded)

@@ -102,9 +102,9 @@ class Semiring:
     #: the element types it computes in
     dtypes: tuple[str, ...]
     #: 'no path' by dtype where it is not (+)'s identity in the whole type (probabilities: 0)
-    zero: Mapping[str, float] = field(default_factory=dict)
+    zero: Mapping[str, float] = field(default_factory=dict, hash=False)
     #: a vertex to itself by dtype where it is not (x)'s identity in the whole type
-    one: Mapping[str, float] = field(default_factory=dict)
+    one: Mapping[str, float] = field(default_factory=dict, hash=False)
     #: how integer arc lengths (explore's random graphs: 1..1000) read as weights of the carrier
     #: (probabilities: powers of 1/2, whose products stay exact); None: as they are
     from_lengths: Callable[[np.ndarray], np.ndarray] | None = None

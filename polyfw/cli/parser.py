@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
-from codegen.targets import TARGETS, _pair
+from codegen.targets import TARGETS, parse_pair
 from schedules.distribute import PLACEMENTS
 from schedules.families import FAMILIES
 from tiling.semirings import SEMIRINGS
@@ -69,34 +70,32 @@ def semiring_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--semiring", default="min-plus", choices=list(SEMIRINGS), help=meanings.replace("%", "%%"))
 
 
+def _knobs(registry, declared_by) -> list[tuple[Any, list[str]]]:
+    """Each knob (option, parameter) the registered declarations take, once by name: its first
+    declaration and the names of all that declare it, in the order they first appear."""
+    found: dict[str, tuple[Any, list[str]]] = {}
+    for declaration in registry.values():
+        for knob in declared_by(declaration):
+            found.setdefault(knob.name, (knob, []))[1].append(declaration.name)
+    return list(found.values())
+
+
 def strategy_flags(parser: argparse.ArgumentParser) -> None:
     """--strategy, one of the registered strategies, and one flag per setting any of them takes."""
     parser.add_argument("--strategy", default="model", choices=list(STRATEGIES),
                         help=_registered(STRATEGIES.values()))
-    owners: dict[str, list[str]] = {}
-    for strategy in STRATEGIES.values():
-        for option in strategy.options:
-            owners.setdefault(option.name, []).append(strategy.name)
-    for strategy in STRATEGIES.values():
-        for option in strategy.options:
-            if owners[option.name][0] == strategy.name:
-                parser.add_argument(option.flag, type=option.parse, default=None,
-                                    help=f"{'/'.join(owners[option.name])}: {option.help} (default {option.default})")
+    for option, owners in _knobs(STRATEGIES, lambda strategy: strategy.options):
+        parser.add_argument(option.flag, type=option.parse, default=None,
+                            help=f"{'/'.join(owners)}: {option.help} (default {option.default})")
 
 
 def family_flags(parser: argparse.ArgumentParser, tree: bool = False) -> None:
     """The family, n, and one flag per parameter a registered family declares (schedules.families)."""
     parser.add_argument("family", nargs="?" if tree else None, help=", ".join(FAMILIES))
     parser.add_argument("--n", type=int, required=not tree, default=None, help="problem size")
-    owners: dict[str, list[str]] = {}
-    for family in FAMILIES.values():
-        for declared in family.parameters:
-            owners.setdefault(declared.name, []).append(family.name)
-    for family in FAMILIES.values():
-        for declared in family.parameters:
-            if owners[declared.name][0] == family.name:
-                parser.add_argument(f"--{declared.name.replace('_', '-')}", default=None, metavar="VALUE",
-                                    help=f"{'/'.join(owners[declared.name])}: {declared.help} ({declared.describe()})")
+    for declared, owners in _knobs(FAMILIES, lambda family: family.parameters):
+        parser.add_argument(f"--{declared.name.replace('_', '-')}", default=None, metavar="VALUE",
+                            help=f"{'/'.join(owners)}: {declared.help} ({declared.describe()})")
     if tree:
         parser.add_argument("--tree", default=None, metavar="FILE",
                             help="a schedule tree in isl's text form ('-': standard input), as polyfw show prints it: "
@@ -122,7 +121,7 @@ def _axis(text: str) -> tuple[str, list[str]]:
 
 
 def _process_grid_flags(parser) -> None:
-    parser.add_argument("--grid", type=_pair, default=None,
+    parser.add_argument("--grid", type=parse_pair, default=None,
                         help="PRxPC processes (default: the squarest grid for the number started)")
     parser.add_argument("--placement", default=None, choices=PLACEMENTS,
                         help="block-cyclic (default): block (i, j) on process (i mod pr, j mod pc); strips: "
@@ -264,7 +263,7 @@ def _cost(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--procs", type=int, default=1, help="processors for the simulation")
     parser.add_argument("--runtime", choices=("barrier", "dataflow"), default="barrier",
                         help="a barrier after each stage, or each tile-layer once its predecessors are done")
-    parser.add_argument("--grid", type=_pair, default=None,
+    parser.add_argument("--grid", type=parse_pair, default=None,
                         help="PRxPC: also the messages, bytes and alpha-beta times on that MPI process grid")
     parser.add_argument("--latency", type=float, default=2.0, help="--grid: network latency alpha in microseconds")
     parser.add_argument("--bandwidth", type=float, default=10.0, help="--grid: link bandwidth in GB/s")

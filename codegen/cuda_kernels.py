@@ -26,19 +26,39 @@ what this module provides (a module per dtype, tile and DD method):
 Shared and local shapes are constants of the generated source (Numba needs
 them so), register blocks are unrolled into named locals (an indexed local
 array would spill), and int32 sums are cast back to int32 so the GPU adds
-in 32 bits. Tiles are at most 64 (three 64 x 64 shared blocks fill the
-48 KiB a block may use statically).
+in 32 bits. Shared-memory tile-layers and methods A and B take tiles of
+at most 64 (three 64 x 64 shared blocks fill the 48 KiB a block may use
+statically).
+
+Method R, the default, runs every role-marked band as register tiles
+(`register_lines`): a thread block holds its task's whole tile in
+registers, each thread a TM x TM block of it, so that a DD or panel
+tile-layer is a min-plus product (operands staged through shared memory
+in k-slices, two buffers, one barrier a slice) and a pivot tile-layer is
+closed in place (row and column k published through shared memory, layer
+by layer). A panel is a product with the closed pivot: P (x) B reads B as
+it was, which equals the nest's in-order update because P is closed.
+The device matrix is padded to a multiple of the tile, so no load or store
+is guarded; k never reaches the padding (clamped to the layer's depth:
+a repeated k changes nothing, (+) being idempotent), so padded rows and
+columns never reach a real element.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tiling.render import fill
 from tiling.semirings import semiring
 
 CUDA_DTYPES = ("float32", "int32", "uint8")
-METHODS = ("A", "B")
-MAX_TILE = 64
+METHODS = ("R", "A", "B")
+#: register tiles take tiles up to 128 (256 threads, each holding 8 x 8); shared blocks up to 64
+MAX_TILE = 128
+MAX_SHARED_TILE = 64
+#: shared memory a register-tile kernel stages operands in: two buffers of A and B k-slices
+_STAGING_BYTES = 32 * 1024
 #: role mark -> the number of tile_layer's update for it, as launches and band kernels pass it (None: a
 #: tile-layer without a role); the kernel module names them as _ROLE_CONSTANTS says
 CUDA_ROLE_NUMBERS = {None: 0, "I": 1, "SD_row": 2, "SD_col": 3, "DD": 4}
@@ -53,8 +73,8 @@ class CudaOptions:
     """What a CUDA kernel module is specialised for (part of every cache key)."""
 
     dtype: str = "float32"
-    tile: int = 32
-    method: str = "A"
+    tile: int = 64
+    method: str = "R"
     #: method A: rows x columns of a thread block's sub-tile (one thread per column)
     sub_tile: tuple[int, int] = (16, 64)
     #: method A: sub-tiles per thread block, side by side, sharing the A slice
@@ -70,10 +90,13 @@ class CudaOptions:
         ring.check_relaxed()
         if self.dtype not in ring.dtypes:
             raise ValueError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {self.dtype!r}")
-        if not 1 <= self.tile <= MAX_TILE:
-            raise ValueError(f"CUDA tiles must be 1..{MAX_TILE} (three tiles share 48 KiB), got {self.tile}")
         if self.method not in METHODS:
-            raise ValueError(f"method must be 'A' or 'B' (seed 001's DD kernels), got {self.method!r}")
+            raise ValueError(f"method must be 'R' (register tiles for every role) or 'A' or 'B' (seed 001's DD "
+                             f"kernels), got {self.method!r}")
+        largest = MAX_TILE if self.method == "R" else MAX_SHARED_TILE
+        if not 1 <= self.tile <= largest:
+            raise ValueError(f"CUDA tiles must be 1..{largest} with method {self.method} (register tiles: up to "
+                             f"{MAX_TILE}; blocks in shared memory: up to {MAX_SHARED_TILE}), got {self.tile}")
         rows, columns = self.sub_tile
         if not (1 <= rows <= 32 and 1 <= columns <= 1024 and rows * self.per_block <= 64):
             raise ValueError(f"sub_tile must be (rows 1..32, columns 1..1024) with rows x per_block <= 64, "
@@ -104,6 +127,20 @@ class CudaOptions:
         rows, columns = self.effective_sub_tile
         return (tasks_x, tasks_y, -(-self.tile // rows) * self.groups_across), (columns,)
 
+    @property
+    def registers(self) -> RegisterTiles:
+        """Method R's shapes for this tile and dtype."""
+        return register_tiles(self.tile, self.dtype)
+
+    def launch(self, kind: str, tasks_x: int, tasks_y: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(grid, block) of a stage over tasks_x x tasks_y tasks whose band runs as `kind`
+        (codegen.cuda: 'registers', 'product' or 'tile-layers')."""
+        if kind == "registers":
+            return (tasks_x, tasks_y), (self.registers.threads,)
+        if kind == "product":
+            return self.product_launch(tasks_x, tasks_y)
+        return self.stage_launch(tasks_x, tasks_y)
+
     def stage_launch(self, tasks_x: int, tasks_y: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(grid, block) of any other stage: one thread per column, thread_rows rows of threads."""
         return (tasks_x, tasks_y), (self.tile, self.thread_rows)
@@ -121,12 +158,22 @@ class CudaOptions:
 
 
 _HEAD = '''"""Generated by polyfw: CUDA tile kernels for $semiring in $dtype, tile $tile, DD method $method."""
-from numba import cuda, float32, int32, uint8  # noqa: F401 (DT is one of them)
+from numba import config, cuda, float32, int32, uint8  # noqa: F401 (DT is one of them)
 
 DT = $dtype
 R = $tile
 TY = $thread_rows
 $role_numbers
+
+
+def on_gpu(**options):
+    """Compile options only a GPU build takes (the simulator's jit has neither inlining nor launch bounds)."""
+    return {} if config.ENABLE_CUDASIM else options
+
+
+#: staging buffers 16-byte aligned, so a thread reads its run of a k-slice in vector loads (the simulator has no
+#: alignment)
+STAGING_ALIGNMENT = None if config.ENABLE_CUDASIM else 16
 
 
 @cuda.jit(device=True, inline=True, cache=True)
@@ -338,6 +385,202 @@ def _method_b_step(options: CudaOptions, kb: str, ib: str, jb: str) -> list[str]
     return lines
 
 
+@dataclass(frozen=True)
+class RegisterTiles:
+    """Method R's shapes: a thread holds a block x block part of the tile; a layer's operands
+    pass through shared memory `chunk` values of k at a time, `per_thread` loaded by each thread."""
+
+    tile: int
+    block: int
+    chunk: int
+    unroll: int
+
+    @property
+    def threads(self) -> int:
+        return (self.tile // self.block) ** 2
+
+    @property
+    def per_thread(self) -> int:
+        return self.tile * self.chunk // self.threads
+
+
+def register_tiles(tile: int, dtype: str) -> RegisterTiles:
+    """The largest thread block (8 x 8 down to 1 x 1) dividing the tile that still leaves 64
+    threads (or the most there can be), and the longest k-slice that fits the staging memory
+    and splits evenly into equal runs of loads per thread."""
+    size = np.dtype(dtype).itemsize
+    for block in (8, 4, 2, 1):
+        if tile % block or ((tile // block) ** 2 < 64 and block > 1):
+            continue
+        threads = (tile // block) ** 2
+        for chunk in range(tile, 0, -1):
+            elements, spare = divmod(tile * chunk, threads)
+            if (not spare and tile % chunk == 0 and chunk % elements == 0 and tile % elements == 0
+                    and 4 * tile * chunk * size <= _STAGING_BYTES):
+                return RegisterTiles(tile, block, chunk, next(u for u in (4, 2, 1) if chunk % u == 0))
+    raise ValueError(f"no register tiling of a {tile}-wide tile in {dtype} (method R takes tiles 1..{MAX_TILE})")
+
+
+_REGISTER_TILES = '''
+
+# ---- method R: register tiles (a thread holds a TM x TM block of the task's tile)
+TM = $block
+CHUNK = $chunk
+PER_THREAD = $per_thread
+ACROSS = R // TM
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def thread_corner(t):
+    """Row and column, within the tile, of thread t's first held element."""
+    return (t // ACROSS) * TM, (t % ACROSS) * TM
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def load_registers(a, acc, i, j):
+    for m in range(TM):
+        for s in range(TM):
+            acc[m * TM + s] = a[i + m, j + s]
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def release_registers(a, acc, held_i, held_j, t):
+    """Write the held block back (values the block's next loads must see: a barrier follows)."""
+    if held_i >= 0:
+        i, j = thread_corner(t)
+        for m in range(TM):
+            for s in range(TM):
+                a[held_i + i + m, held_j + j + s] = acc[m * TM + s]
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def hold(a, acc, i0, j0, held_i, held_j, t):
+    """Make block (i0, j0) the held one, writing the one held before back."""
+    if i0 != held_i or j0 != held_j:
+        release_registers(a, acc, held_i, held_j, t)
+        i, j = thread_corner(t)
+        load_registers(a, acc, i0 + i, j0 + j)
+    return i0, j0
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def stage_slice(a, a_s, b_s, buffer, i0, j0, k0, kc, last, t):
+    """Columns k0+kc.. of block rows i0.. (transposed) and rows k0+kc.. of block columns j0..
+    into `buffer`; k is clamped to the layer's last (a repeated k changes nothing)."""
+    r = t // (CHUNK // PER_THREAD)
+    c = (t % (CHUNK // PER_THREAD)) * PER_THREAD
+    for e in range(PER_THREAD):
+        a_s[buffer, c + e, r] = a[i0 + r, k0 + min(kc + c + e, last)]
+    r = t // (R // PER_THREAD)
+    c = (t % (R // PER_THREAD)) * PER_THREAD
+    k = k0 + min(kc + r, last)
+    for e in range(PER_THREAD):
+        b_s[buffer, r, c + e] = a[k, j0 + c + e]
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def relax_k(acc, a_s, b_s, buffer, k, i, j):
+    """One k of the product on this thread's block."""
+    for m in range(TM):
+        x = a_s[buffer, k, i + m]
+        for s in range(TM):
+            acc[m * TM + s] = $relax_product
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def product_layer(a, acc, a_s, b_s, i0, j0, k0, n, t):
+    """acc (+)= a[i0.., k0..] (x) a[k0.., j0..] over the layer's depth."""
+    i, j = thread_corner(t)
+    last = min(R, n - k0) - 1
+    slices = (last + CHUNK) // CHUNK
+    cuda.syncthreads()
+    stage_slice(a, a_s, b_s, 0, i0, j0, k0, 0, last, t)
+    cuda.syncthreads()
+    for c in range(slices):
+        buffer = c % 2
+        for k in range(0, CHUNK, $unroll):
+$unrolled_k
+        if c + 1 < slices:  # the next slice into the other buffer while this one is read
+            stage_slice(a, a_s, b_s, 1 - buffer, i0, j0, k0, (c + 1) * CHUNK, last, t)
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def pivot_k(acc, row_s, column_s, k0, kq, m, depth, t, status):
+    """Layer kq + m of the pivot block's closure (m is a constant: the held row and column m)."""
+    if kq + m < depth:
+        i, j = thread_corner(t)
+        cuda.syncthreads()
+        if i == kq:
+            for s in range(TM):
+                row_s[j + s] = acc[m * TM + s]
+        if j == kq:
+            for s in range(TM):
+                column_s[i + s] = acc[s * TM + m]
+        cuda.syncthreads()
+        note_negative_pivot(row_s[kq + m], k0 + kq + m, status)
+        for r in range(TM):
+            x = column_s[i + r]
+            for s in range(TM):
+                acc[r * TM + s] = $relax_pivot
+
+
+@cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
+def close_pivot(acc, k0, n, t, status):
+    """The held pivot block closed layer by layer; row and column k pass through shared memory."""
+    row_s = cuda.shared.array(R, DT)
+    column_s = cuda.shared.array(R, DT)
+    depth = min(R, n - k0)
+    for kq in range(0, depth, TM):
+$unrolled_pivot
+'''
+
+
+def register_source(options: CudaOptions) -> str:
+    """Method R's device functions (appended to the kernel module)."""
+    shapes = options.registers
+    return fill(_REGISTER_TILES, block=str(shapes.block), chunk=str(shapes.chunk), per_thread=str(shapes.per_thread),
+                unroll=str(shapes.unroll),
+                relax_product=options.relax("acc[m * TM + s]", "x", "b_s[buffer, k, j + s]"),
+                relax_pivot=options.relax("acc[r * TM + s]", "x", "row_s[j + s]"),
+                unrolled_k="\n".join(f"            relax_k(acc, a_s, b_s, buffer, k + {u}, i, j)"
+                                      for u in range(shapes.unroll)),
+                unrolled_pivot="\n".join(f"        pivot_k(acc, row_s, column_s, k0, kq, {m}, depth, t, status)"
+                                          for m in range(shapes.block)))
+
+
+#: the roles a register-tile band runs: the pivot closed in place, panels and DD as products
+REGISTER_ROLES = frozenset({"I", "SD_row", "SD_col", "DD"})
+
+
+@dataclass(frozen=True)
+class RegisterLines:
+    """A register-tile band's kernel body around the AST: the held block's registers and
+    staging buffers, a step per tile-layer by its role, the held block written back at the end."""
+
+    options: CudaOptions
+
+    @property
+    def prologue(self) -> list[str]:
+        shapes = self.options.registers
+        return [f"acc = cuda.local.array({shapes.block * shapes.block}, DT)  # this thread's part of the held block",
+                f"a_s = cuda.shared.array((2, {shapes.chunk}, R), DT, alignment=STAGING_ALIGNMENT)  # k-slices of A, transposed",
+                f"b_s = cuda.shared.array((2, {shapes.chunk}, R), DT, alignment=STAGING_ALIGNMENT)  # k-slices of B",
+                "t = cuda.threadIdx.x", "held_i = -1", "held_j = -1"]
+
+    epilogue = ["release_registers(a, acc, held_i, held_j, t)"]
+
+    def step(self, role: str, kb: str, ib: str, jb: str) -> list[str]:
+        """A tile-layer of `role`: its block made the held one, then closed (I) or multiplied."""
+        lines = [f"held_i, held_j = hold(a, acc, {ib} * R, {jb} * R, held_i, held_j, t)"]
+        if role == "I":
+            return lines + [f"close_pivot(acc, {kb} * R, n, t, status)"]
+        if role != "DD":  # a panel reads its own block as an operand: the held values go back first
+            lines.append("release_registers(a, acc, held_i, held_j, t)")
+        return lines + [f"product_layer(a, acc, a_s, b_s, held_i, held_j, {kb} * R, n, t)"]
+
+
 def cuda_kernel_source(options: CudaOptions) -> str:
     """The CUDA kernel module for one dtype, tile and DD method."""
     ring = semiring(options.semiring)
@@ -349,7 +592,8 @@ def cuda_kernel_source(options: CudaOptions) -> str:
                     f"{', '.join(str(number) for number in CUDA_ROLE_NUMBERS.values())}")
     # trees over points run one-thread blocks, which need no barriers
     barrier = "pass  # one thread: no barrier" if options.tile == 1 else "cuda.syncthreads()"
-    return fill(_HEAD, role_numbers=role_numbers, barrier=barrier, **fields)
+    source = fill(_HEAD, role_numbers=role_numbers, barrier=barrier, **fields)
+    return source + register_source(options) if options.method == "R" else source
 
 
 def role_number(role: str | None) -> int:

@@ -160,7 +160,9 @@ _REGISTER_BLOCK = Option("register_block", None, "ROWSxCOLUMNS of the DD registe
                          search=_register_blocks)
 _PREDECESSORS = Option("predecessors", False, "also track predecessors (pass pred when calling)", _flag)
 _CUDA_OPTIONS = (
-    Option("method", "A", "DD kernel (seed 001): A, a register-tiled product; B, two-level blocking", str, ("A", "B")),
+    Option("method", "R", "R: register tiles for every role (each thread holds a block of its task's tile; "
+           "products staged through shared memory); A, B: seed 001's DD kernels (A: a register-tiled product, B: "
+           "two-level blocking), other roles on a block in shared memory", str, ("R", "A", "B")),
     Option("sub_tile", (16, 64), "method A: ROWSxCOLUMNS of a thread block's sub-tile (clipped to the tile)", parse_pair),
     Option("per_block", 1, "method A: sub-tiles per thread block, sharing the A slice", int),
     Option("t_prime", None, "method B: thread rows t' (default: the largest of 4, 2, 1 dividing the tile)", int),
@@ -178,7 +180,7 @@ register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, regist
                 "codegen.cpu:build", search_axes=("runtime",), schedule_settings=("runtime",), on_cpu=True))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build",
-                default_tile=32, search_tiles=(16, 32), search_axes=("method",)))
+                default_tile=64, search_tiles=(32, 64, 128), search_axes=("method",)))
 register(Target("cudasim", "the cuda target's kernels in Numba's simulator (NUMBA_ENABLE_CUDASIM=1)",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build",
                 default_tile=32, search_tiles=(4, 8), search_axes=("method",),

@@ -122,6 +122,7 @@ class _Writer:
         self.kernels: list[str] = []  # one per parallel band, in the AST's order
         self.scope: dict[int, str] = {}  # depth -> iterator of the host loops around the current node
         self.regions: dict[str, Workers] = {}  # the loops each band's launch runs as thread blocks
+        self.kinds: list[str] = []  # how each band's kernel runs its tasks (_kind)
 
     def host_hooks(self) -> Hooks:
         marks, mark = _role_marks(comments=True)
@@ -170,6 +171,7 @@ class _Writer:
                      "x1 = max((r[1] for r in x_ranges), default=0)"]
         record_workers(self.regions, mark, f"launch of band_{number}", set(grid))
         kind = self._kind(_statements(node), _iterators_below(node) - set(grid))
+        self.kinds.append(kind)
         source, outer = self._kernel(number, node, grid, kind)
         host.append(f"launch.stage(band_{number}, {kind!r}, x0, x1, y0, y1{''.join(', ' + o for o in outer)})")
         self.kernels.append(source)
@@ -255,7 +257,7 @@ class _Launcher:
         self.product_launches += kind != "tile-layers"
 
     def call(self, number: int, kb: int, ib: int, jb: int) -> None:
-        block = (self.options.tile, self.options.thread_rows)
+        block = self.options.launch("tile-layers", 1, 1)[1]
         self._launch(self.kernels.run_call, 1, block, f"run_call({number}, {kb}, {ib}, {jb})", self.device_matrix,
                      number, kb, ib, jb, self.n, self.status)
 
@@ -289,7 +291,17 @@ class CudaCompiledSchedule(Compiled):
     last_run: dict = field(default_factory=dict)
     #: the loops each band's launch runs as thread blocks, by parallel mark, as proved by schedules.emitted
     workers: dict[str, Workers] = field(default_factory=dict)
+    #: band k's kernel (band_k) runs its tasks as 'registers', 'product' or 'tile-layers'
+    band_kinds: tuple[str, ...] = ()
     proof: Verdict = field(kw_only=True)
+
+    def kernels(self) -> dict[str, tuple[object, tuple[int, ...]]]:
+        """Each kernel a run may launch, by name: (its Numba dispatcher, its thread block's shape)."""
+        found = {f"band_{number}": (self._run.__globals__[f"band_{number}"], self.options.launch(kind, 1, 1)[1])
+                 for number, kind in enumerate(self.band_kinds)}
+        if "launch.call(" in self.source:
+            found["run_call"] = (self._kernels.run_call, self.options.launch("tile-layers", 1, 1)[1])
+        return found
 
     @property
     def padded_size(self) -> int:
@@ -380,6 +392,6 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
     run = load_module(driver_text, "cuda_driver").run
     compiled = CudaCompiledSchedule(schedule.name, schedule.n, target, options, driver_text, kernels_text,
                                     isl_c_source(proved), time.perf_counter() - started, run, kernels,
-                                    workers=writer.regions, proof=prove(schedule))
+                                    workers=writer.regions, band_kinds=tuple(writer.kinds), proof=prove(schedule))
     _COMPILED[key] = compiled
     return compiled

@@ -481,11 +481,9 @@ def stage_slice(a, a_s, b_s, buffer, i0, j0, k0, kc, last, t):
 
 @cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
 def relax_k(acc, a_s, b_s, buffer, k, i, j):
-    """One k of the product on this thread's block."""
-    for m in range(TM):
-        x = a_s[buffer, k, i + m]
-        for s in range(TM):
-            acc[m * TM + s] = $relax_product
+    """One k of the product on this thread's block (written out: NVVM then reads each run of TM
+    values in vector loads)."""
+$relax_product
 
 
 @cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
@@ -537,12 +535,21 @@ $unrolled_pivot
 '''
 
 
+def _relax_product_lines(options: CudaOptions) -> str:
+    block = options.registers.block
+    lines = [f"x{m} = a_s[buffer, k, i + {m}]" for m in range(block)]
+    lines += [f"y{s} = b_s[buffer, k, j + {s}]" for s in range(block)]
+    lines += [f"acc[{m * block + s}] = {options.relax(f'acc[{m * block + s}]', f'x{m}', f'y{s}')}"
+              for m in range(block) for s in range(block)]
+    return "\n".join("    " + line for line in lines)
+
+
 def register_source(options: CudaOptions) -> str:
     """Method R's device functions (appended to the kernel module)."""
     shapes = options.registers
     return fill(_REGISTER_TILES, block=str(shapes.block), chunk=str(shapes.chunk), per_thread=str(shapes.per_thread),
                 unroll=str(shapes.unroll),
-                relax_product=options.relax("acc[m * TM + s]", "x", "b_s[buffer, k, j + s]"),
+                relax_product=_relax_product_lines(options),
                 relax_pivot=options.relax("acc[r * TM + s]", "x", "row_s[j + s]"),
                 unrolled_k="\n".join(f"            relax_k(acc, a_s, b_s, buffer, k + {u}, i, j)"
                                       for u in range(shapes.unroll)),

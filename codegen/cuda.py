@@ -123,6 +123,7 @@ class _Writer:
         self.scope: dict[int, str] = {}  # depth -> iterator of the host loops around the current node
         self.regions: dict[str, Workers] = {}  # the loops each band's launch runs as thread blocks
         self.kinds: list[str] = []  # how each band's kernel runs its tasks (_kind)
+        self.roles: list[frozenset[str | None]] = []  # the roles of each band's tile-layers
 
     def host_hooks(self) -> Hooks:
         marks, mark = _role_marks(comments=True)
@@ -170,8 +171,10 @@ class _Writer:
                      "x0 = min((r[0] for r in x_ranges), default=0)",
                      "x1 = max((r[1] for r in x_ranges), default=0)"]
         record_workers(self.regions, mark, f"launch of band_{number}", set(grid))
-        kind = self._kind(_statements(node), _iterators_below(node) - set(grid))
+        statements = _statements(node)
+        kind = self._kind(statements, _iterators_below(node) - set(grid))
         self.kinds.append(kind)
+        self.roles.append(frozenset(role for role, _ in statements))
         source, outer = self._kernel(number, node, grid, kind)
         host.append(f"launch.stage(band_{number}, {kind!r}, x0, x1, y0, y1{''.join(', ' + o for o in outer)})")
         self.kernels.append(source)
@@ -220,8 +223,9 @@ class _Writer:
         decorator = "@cuda.jit(cache=True)"
         if kind == "registers":
             decorator = f"@cuda.jit(cache=True, **on_gpu(launch_bounds={self.options.registers.threads}))"
-        what = {"registers": "register tiles (method R), roles " + ", ".join(sorted(roles)),
-                "product": "min-plus product, method " + self.options.method}.get(kind, "tile-layers on a held block")
+        what = ("register tiles (method R), roles " + ", ".join(sorted(roles)) if kind == "registers"
+                else "min-plus product, method " + self.options.method if kind == "product"
+                else "tile-layers on a held block")
         head = ["", "", decorator, f"def band_{number}({arguments}):", f'    """Parallel band {number}: {what}."""']
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
                          + ["    " + line for line in epilogue]) + "\n", outer
@@ -271,6 +275,19 @@ class _Launcher:
         self.launches += 1
 
 
+class _LaunchCounter:
+    """A host driver's `launch` that counts the launches a run would make."""
+
+    def __init__(self) -> None:
+        self.launches = 0
+
+    def stage(self, kernel, kind: str, x0: int, x1: int, y0: int, y1: int, *outer: int) -> None:
+        self.launches += x1 > x0 and y1 > y0
+
+    def call(self, number: int, kb: int, ib: int, jb: int) -> None:
+        self.launches += 1
+
+
 @dataclass(frozen=True, eq=False)
 class CudaCompiledSchedule(Compiled):
     """A schedule compiled for target cuda or cudasim: call it on a matrix to run the nest in place."""
@@ -285,7 +302,8 @@ class CudaCompiledSchedule(Compiled):
     compile_seconds: float
     _run: Callable
     _kernels: object
-    #: the last call's launches ("stages": all, "products": those of min-plus product bands) and
+    #: the last call's launches ("stages": all, "products": those of bands run as products or register
+    #: tiles, not as tile-layers on a block in shared memory) and
     #: "driver_seconds", the host's loops and launches (launches are asynchronous: when it
     #: nears the whole call's time, the host is the bottleneck)
     last_run: dict = field(default_factory=dict)
@@ -293,7 +311,16 @@ class CudaCompiledSchedule(Compiled):
     workers: dict[str, Workers] = field(default_factory=dict)
     #: band k's kernel (band_k) runs its tasks as 'registers', 'product' or 'tile-layers'
     band_kinds: tuple[str, ...] = ()
+    #: the roles of band k's tile-layers (None: a tile-layer without a role)
+    band_roles: tuple[frozenset, ...] = ()
     proof: Verdict = field(kw_only=True)
+
+    def launches(self) -> int:
+        """Kernel launches a run makes, counted by running the host driver with launches that only
+        count (no device): the host's share of a call grows with it."""
+        counter = _LaunchCounter()
+        self._run(counter)
+        return counter.launches
 
     def kernels(self) -> dict[str, tuple[object, tuple[int, ...]]]:
         """Each kernel a run may launch, by name: (its Numba dispatcher, its thread block's shape)."""
@@ -317,6 +344,8 @@ class CudaCompiledSchedule(Compiled):
         if pred is not None:
             raise ValueError("predecessors are generated for target 'cpu' only; pass pred=None")
         check_matrix(a, self.n, self.options.dtype, "a")
+        if concurrent_blocks and self.target != "cudasim":
+            raise ValueError(f"concurrent_blocks simulates a GPU; it needs target 'cudasim', not {self.target!r}")
         check_cuda_target(self.target, running=True)
         n, size = self.n, self.padded_size
         host = a
@@ -324,8 +353,6 @@ class CudaCompiledSchedule(Compiled):
             host = np.full((size, size), semiring(self.options.semiring).no_path(a.dtype), dtype=a.dtype)
             host[:n, :n] = a[:, :n]
         if concurrent_blocks:
-            if self.target != "cudasim":
-                raise ValueError(f"concurrent_blocks simulates a GPU; it needs target 'cudasim', not {self.target!r}")
             from .gpu_semantics import ConcurrentBlocksMatrix
 
             device_matrix = ConcurrentBlocksMatrix(host)
@@ -392,6 +419,7 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
     run = load_module(driver_text, "cuda_driver").run
     compiled = CudaCompiledSchedule(schedule.name, schedule.n, target, options, driver_text, kernels_text,
                                     isl_c_source(proved), time.perf_counter() - started, run, kernels,
-                                    workers=writer.regions, band_kinds=tuple(writer.kinds), proof=prove(schedule))
+                                    workers=writer.regions, band_kinds=tuple(writer.kinds),
+                                    band_roles=tuple(writer.roles), proof=prove(schedule))
     _COMPILED[key] = compiled
     return compiled

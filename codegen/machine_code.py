@@ -24,9 +24,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from numba import cuda, types
 
-from .cuda import CudaCompiledSchedule
+if TYPE_CHECKING:
+    from .cuda import CudaCompiledSchedule
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ def _signature(kernel, name: str, dtype: str) -> tuple:
     return (matrix, status, *[types.int64] * (count - 2))
 
 
-def kernel_ptx(compiled: CudaCompiledSchedule, arch: str = "sm_90") -> dict[str, str]:
+def kernel_ptx(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> dict[str, str]:
     """The PTX of every kernel a run of `compiled` (target 'cuda') may launch, by kernel name."""
     if compiled.target != "cuda":
         raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
@@ -267,7 +270,7 @@ def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90") -> KernelRe
                         blocks_per_sm(spec, threads, registers, shared), len(instructions), hot_loop(instructions))
 
 
-def gpu_report(compiled: CudaCompiledSchedule, arch: str = "sm_90") -> list[KernelReport]:
+def gpu_report(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> list[KernelReport]:
     """Every kernel of a schedule compiled for target 'cuda', as an `arch` GPU would run it."""
     launches = compiled.kernels()
     return [assemble(name, ptx, _threads(launches[name][1]), arch) for name, ptx in kernel_ptx(compiled, arch).items()]

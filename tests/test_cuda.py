@@ -39,13 +39,13 @@ def run_polybench(schedule, dtype="float32", **parameters):
     return compiled
 
 
-@pytest.mark.parametrize("method", ["A", "B"])
+@pytest.mark.parametrize("method", ["R", "A", "B"])
 @pytest.mark.parametrize("family, params", FAMILIES)
 def test_every_family_and_dd_method_reproduces_polybench(family, params, method):
     run_polybench(schedules.build(family, 10, **params), method=method)
 
 
-@pytest.mark.parametrize("method", ["A", "B"])
+@pytest.mark.parametrize("method", ["R", "A", "B"])
 @pytest.mark.parametrize("family, params", [FAMILIES[0], FAMILIES[1]])
 def test_int32(family, params, method):
     run_polybench(schedules.build(family, 9, **params), dtype="int32", method=method)
@@ -57,7 +57,7 @@ def test_method_a_sub_tiles_side_by_side_and_method_b_chunks():
     run_polybench(schedule, method="B", t_prime=2)
 
 
-VARIANTS = [{"method": "A"}, {"method": "B"}, {"method": "A", "sub_tile": (2, 2), "per_block": 2},
+VARIANTS = [{"method": "R"}, {"method": "A"}, {"method": "B"}, {"method": "A", "sub_tile": (2, 2), "per_block": 2},
             {"method": "B", "t_prime": 2}]
 
 
@@ -73,10 +73,10 @@ def run_concurrently(schedule, dtype="float32", **parameters):
 
 @pytest.mark.parametrize("family, params, variant",
                          [(family, params, variant) for family, params in FAMILIES for variant in VARIANTS
-                          if variant["method"] == "A" and "per_block" not in variant or "kappa" in params
-                          or family == "classic"] + [(*FAMILIES[3], VARIANTS[1]), (*FAMILIES[4], VARIANTS[3])])
+                          if variant["method"] in "RA" and "per_block" not in variant or "kappa" in params
+                          or family == "classic"] + [(*FAMILIES[3], VARIANTS[2]), (*FAMILIES[4], VARIANTS[4])])
 def test_every_family_and_dd_variant_is_exact_with_concurrent_blocks(family, params, variant):
-    # every family with methods A and B, every DD variant on classic and generalized (the
+    # every family with methods R, A and B, every DD variant on classic and generalized (the
     # simulator takes ~3.5 s a run, so not every pair)
     run_concurrently(schedules.build(family, 10, **params), **variant)
 
@@ -95,7 +95,8 @@ def test_the_size_that_failed_on_the_h100_is_exact_with_concurrent_blocks():
 
 @pytest.mark.parametrize("name", ["max-min", "min-max", "or-and"])
 @pytest.mark.parametrize("family, params", [FAMILIES[0], FAMILIES[1], FAMILIES[3]])
-def test_every_semiring_is_exact_with_concurrent_blocks(name, family, params):
+@pytest.mark.parametrize("register_tiles", [True, False])
+def test_every_semiring_is_exact_with_concurrent_blocks(name, family, params, register_tiles):
     from tests.test_semirings import random_matrix
 
     dtype = {"or-and": "uint8"}.get(name, "int32")
@@ -103,7 +104,7 @@ def test_every_semiring_is_exact_with_concurrent_blocks(name, family, params):
     expected = matrix.copy()
     floyd_warshall_nest(expected, name)
     compiled = generate(schedules.build(family, 10, **params), target="cudasim", dtype=dtype, semiring=name,
-                        method="B" if family == "recursive" else "A")
+                        method="R" if register_tiles else "B" if family == "recursive" else "A")
     assert compiled(matrix, concurrent_blocks=True) == -1
     np.testing.assert_array_equal(matrix, expected)
 
@@ -149,10 +150,11 @@ def test_numpy_without_row_stack_still_loads_the_cuda_target():
 
 
 def test_one_launch_per_stage_and_products_for_dd_stages():
-    classic = run_polybench(schedules.build("classic", 10, tile=4))
-    # 3 stages per block layer, the DD stages as products
+    classic = run_polybench(schedules.build("classic", 10, tile=4), method="A")
+    # 3 stages per block layer, the DD stages as products (method A), every stage in registers (R)
     assert (classic.last_run["stages"], classic.last_run["products"]) == (9, 3)
-    generalized = run_polybench(schedules.build("generalized", 10, tile=4, kappa=3))
+    assert run_polybench(schedules.build("classic", 10, tile=4)).last_run["products"] == 9
+    generalized = run_polybench(schedules.build("generalized", 10, tile=4, kappa=3), method="A")
     # one group: LeadBlock, LeadRowCol x 3, reverse x 2; Rest is empty at Q = kappa
     assert generalized.last_run["stages"] == 8 and generalized.last_run["products"] == 2
 
@@ -218,11 +220,13 @@ def test_bad_options_name_what_is_valid():
     classic = schedules.build("classic", 16, tile=8)
     with pytest.raises(ValueError, match="target 'cudasim' computes in float32, int32, uint8, not 'float64'"):
         generate(classic, target="cudasim", dtype="float64")
-    with pytest.raises(ValueError, match="CUDA tiles must be 1..64"):
-        generate(schedules.build("classic", 200, tile=128), target="cudasim")
+    with pytest.raises(ValueError, match="CUDA tiles must be 1..128 with method R"):
+        generate(schedules.build("classic", 300, tile=256), target="cudasim")
+    with pytest.raises(ValueError, match="CUDA tiles must be 1..64 with method A"):
+        generate(schedules.build("classic", 200, tile=128), target="cudasim", method="A")
     with pytest.raises(ValueError, match="t_prime must divide the tile 8"):
         generate(classic, target="cudasim", method="B", t_prime=3)
-    with pytest.raises(ValueError, match="method must be 'A' or 'B'"):
+    with pytest.raises(ValueError, match="method must be 'R' .* or 'A' or 'B'"):
         CudaOptions(method="C")
     with pytest.raises(ValueError, match="target 'cudasim' has no option predecessors; its options: method, "
                                          "sub_tile, per_block, t_prime"):
@@ -230,7 +234,7 @@ def test_bad_options_name_what_is_valid():
     with pytest.raises(ValueError, match="target 'cpu' has no option method; its options: register_block, "
                                          "predecessors"):
         generate(classic, target="cpu", method="A")
-    with pytest.raises(RuntimeError, match="use target 'cudasim'"):
+    with pytest.raises(RuntimeError, match="use target 'cudasim'"):  # the simulator is on in the suite
         generate(classic, target="cuda")
 
 
@@ -246,7 +250,7 @@ def test_cli_solve_and_emit_on_the_simulator(tmp_path):
     emitted = subprocess.run([sys.executable, "-m", "polyfw.cli", "emit", "generalized", "--n", "64", "--tile",
                               "16", "--kappa", "2", "--target", "cudasim", "--method", "B", "--kernels"],
                              check=True, env=environment, capture_output=True, text=True).stdout
-    assert "launch.stage(band_3, True" in emitted and "min-plus product, method B" in emitted
+    assert "launch.stage(band_3, 'product'" in emitted and "min-plus product, method B" in emitted
     assert "def tile_layer(" in emitted and "for (int c0" in emitted
     table = tmp_path / "compared.csv"
     compared = subprocess.run([sys.executable, "-m", "polyfw.cli", "compare", "--n", "7", "--tile", "3",

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from codegen import generate
+from codegen.machine_code import gpu_report, kernel_ptx, merged_ptx
 from codegen.mpi import launched_by_mpiexec, world
 from codegen.targets import TARGETS, find_target
 from schedules.cost import cost, tile_view
@@ -280,11 +281,49 @@ def _given_options(args: argparse.Namespace) -> dict:
 
 
 def cmd_emit(args: argparse.Namespace) -> int:
+    if args.ptx:
+        if args.target != "cuda":
+            raise ValueError(f"--ptx compiles the cuda target's kernels; drop --target {args.target} or use cuda")
+        compiled = generate(schedule_from(args), target="cuda", dtype=args.dtype, **_given_options(args))
+        print(merged_ptx(kernel_ptx(compiled, args.arch)), end="")
+        return 0
     compiled = generate(schedule_from(args), target=args.target, dtype=args.dtype, **_given_options(args))
     print(f"# ---- isl's C AST of {compiled.name}\n{compiled.isl_c}")
     print(f"# ---- generated driver ({args.target}, {args.dtype})\n{compiled.source}")
     if args.kernels and hasattr(compiled, "kernel_source"):
         print(f"# ---- tile kernels\n{compiled.kernel_source}")
+    return 0
+
+
+def cmd_gpu_report(args: argparse.Namespace) -> int:
+    compiled = generate(schedule_from(args), target="cuda", dtype=args.dtype, **_given_options(args))
+    reports = gpu_report(compiled, args.arch)
+    print(f"{compiled.name}, {args.dtype}, {args.arch}, CUDA method {compiled.options.method}, tile "
+          f"{compiled.options.tile}: {compiled.launches()} launches a run (n = {compiled.n})")
+    rows = [("kernel", "runs as", "threads", "registers", "spilled bytes", "shared bytes", "blocks/SM",
+             "SASS", "hot loop", "relaxations", "per relaxation")]
+    names = [f"band_{number}" for number in range(len(compiled.band_kinds))]
+    kinds = dict(zip(names, compiled.band_kinds))
+    roles = {name: sorted(str(role) for role in band) for name, band in zip(names, compiled.band_roles)}
+    for report in reports:
+        loop = report.loop
+        rows.append((report.name, kinds.get(report.name, "tile-layer"), report.threads, report.registers,
+                     report.spills, report.shared_bytes, report.blocks_per_sm, report.instructions,
+                     loop.instructions if loop else "-", loop.relaxations if loop else "-",
+                     f"{loop.per_relaxation:.3f}" if loop else "-"))
+    widths = [max(len(str(row[column])) for row in rows) for column in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths)))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"schedule": compiled.name, "dtype": args.dtype, "arch": args.arch,
+                       "launches": compiled.launches(),
+                       "kernels": [dict(name=r.name, kind=kinds.get(r.name, "tile-layer"), roles=roles.get(r.name, []),
+                                        threads=r.threads,
+                                        registers=r.registers, spill_bytes=r.spills, shared_bytes=r.shared_bytes,
+                                        blocks_per_sm=r.blocks_per_sm, instructions=r.instructions,
+                                        per_relaxation=r.loop.per_relaxation if r.loop else None)
+                                   for r in reports]}, out, indent=1)
     return 0
 
 

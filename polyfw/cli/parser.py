@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from codegen.machine_code import ARCHITECTURES
 from codegen.targets import TARGETS, parse_pair
 from schedules.distribute import PLACEMENTS
 from schedules.families import FAMILIES
@@ -210,6 +211,22 @@ def _emit(parser: argparse.ArgumentParser) -> None:
     target_option_flags(parser)
     parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
     parser.add_argument("--kernels", action="store_true", help="also print the tile kernel module")
+    parser.add_argument("--ptx", action="store_true",
+                        help="print the PTX of every kernel instead, as one module (target cuda; no GPU needed)")
+    _arch_flag(parser)
+
+
+def _arch_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--arch", default="sm_90", choices=list(ARCHITECTURES),
+                        help="the GPU architecture to compile for (default: %(default)s)")
+
+
+def _gpu_report(parser: argparse.ArgumentParser) -> None:
+    family_flags(parser, tree=True)
+    target_option_flags(parser)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "int32", "uint8"])
+    _arch_flag(parser)
+    parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
 
 
 def _compare(parser: argparse.ArgumentParser) -> None:
@@ -301,6 +318,9 @@ COMMANDS: tuple[Command, ...] = (
     ("bfs", "breadth-first levels from one vertex of a graph file", _search, commands.cmd_search),
     ("sssp", "single-source shortest distances from one vertex of a graph file", _search, commands.cmd_search),
     ("emit", "print the generated code of a schedule and isl's C AST", _emit, commands.cmd_emit),
+    ("gpu-report", "what each CUDA kernel of a schedule compiles to (no GPU needed): registers, spills, shared "
+     "memory, blocks per SM, SASS instructions per relaxation in its hot loop", _gpu_report,
+     commands.cmd_gpu_report),
     ("compare", "verify and time schedules against scipy and the naive kernel", _compare, commands.cmd_compare),
     ("explore", "search the schedule space: prove, verify and time candidates, store them, rate the model", _explore,
      commands.cmd_explore),

@@ -1,21 +1,21 @@
-"""GPU benchmark: generated CUDA schedules and DD kernel variants against the FP32 min-plus ceiling.
+"""GPU benchmark: generated CUDA schedules against the device's own min-plus ceiling.
 
-    .venv/bin/python benchmarks/gpu.py [--sizes 2048 4096 8192 16384] [--kappa-n 8192] [--json F]
+    .venv/bin/python benchmarks/gpu.py [--sizes 4096 8192 16384] [--dtype float32|int32] [--json F]
 
 Needs a CUDA GPU (target 'cuda'); `NUMBA_ENABLE_CUDASIM=1 ... --target cudasim --tile 4
 --sizes 12 --kappa-n 12` runs the script itself in the simulator (against a nominal ceiling).
-Per schedule and variant it prints the time of a whole call (one copy in, the stages, one copy
-out; median of --repeats), relaxations/s (n^3 / time), the fraction of the ceiling, the kernel
-launches, and the host driver's seconds (its loops and launches run ahead of the asynchronous
-kernels: near the whole time, they would mean a host bottleneck).
-Then seed 000's time-vs-kappa curve of the generalized schedule. Every
-result up to --check-up-to (and every point of the kappa curve) is checked
-against the CPU's generated classic schedule; a WRONG row is reported as
-wrong and not timed, rows above that size say "not checked".
 
-The ceiling: SMs x FP32 lanes per SM / 2 (a relaxation is an add and a
-min, two FP32 instructions) x the SM clock; lanes per SM by compute
-capability below. H100 SXM: 132 x 128 / 2 x 1.98 GHz = 1.67e13/s.
+The ceiling is measured, not nominal: the register-tiled product that every schedule's DD stage
+runs (method R's kernel of classic at this n and tile, launched for every block layer over all its
+DD tasks), in relaxations per second. Beside it, the static prediction: the device's lanes x clock
+over the SASS instructions per relaxation of that kernel's hot loop (codegen.machine_code, as
+`polyfw gpu-report` prints it). Per schedule and variant it prints the time of a whole call (one
+copy in, the stages, one copy out; median of --repeats), relaxations/s (n^3 / time), the share of
+the measured ceiling, the kernel launches, and the host driver's seconds (its loops and launches
+run ahead of the asynchronous kernels: near the whole time, they would mean a host bottleneck).
+Then seed 000's time-vs-kappa curve of the generalized schedule. Every result up to --check-up-to
+(and every point of the kappa curve) is checked against the CPU's generated classic schedule; a
+WRONG row is reported as wrong and not timed, rows above that size say "not checked".
 """
 from __future__ import annotations
 
@@ -35,37 +35,66 @@ import schedules  # noqa: E402
 from codegen import generate  # noqa: E402
 from polyfw.compare import median_seconds  # noqa: E402
 
-#: FP32 lanes per SM by compute capability major (7: Volta/Turing, 8.0: A100, 8.6+/9/10/12: 128)
+#: FP32 lanes per SM by compute capability (7.x: Volta/Turing, 8.0: A100; 8.6 and later: 128)
 FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64}
 DEFAULT_LANES = 128
-TILE = 32
+TILE = 64
 
 
 def variants(tile: int, n: int) -> list[tuple[str, dict, dict]]:
-    """(family, schedule parameters, DD kernel parameters) measured at every size."""
+    """(family, schedule parameters, kernel options) measured at every size: method R (the default)
+    on every family and both tiles, seed 001's methods A and B for comparison."""
     kappa = min(4, -(-n // tile))
     return [
+        ("classic", {"tile": tile}, {}),
+        ("classic", {"tile": 2 * tile}, {}),
+        ("generalized", {"tile": tile, "kappa": kappa}, {}),
+        ("recursive", {"base": tile}, {}),
         ("classic", {"tile": tile}, {"method": "A"}),
-        ("classic", {"tile": tile}, {"method": "A", "per_block": 2}),
         ("classic", {"tile": tile}, {"method": "B", "t_prime": 4}),
-        ("classic", {"tile": tile}, {"method": "B", "t_prime": 2}),
-        ("classic", {"tile": 2 * tile}, {"method": "A", "sub_tile": (16, 64)}),
-        ("generalized", {"tile": tile, "kappa": kappa}, {"method": "A"}),
-        ("generalized", {"tile": tile, "kappa": kappa}, {"method": "B"}),
-        ("recursive", {"base": tile}, {"method": "A"}),
     ]
 
 
-def ceiling(target: str) -> tuple[float, str]:
+def device_lanes(target: str) -> tuple[float, str]:
+    """Lanes x clock of the device (instructions a second), and its description."""
     if target == "cudasim":
         return 1e12, "nominal (simulator)"
     device = cuda.get_current_device()
     sms = device.MULTIPROCESSOR_COUNT
     clock_hz = device.CLOCK_RATE * 1e3  # kHz
     lanes = FP32_LANES.get(device.compute_capability, DEFAULT_LANES)
-    how = (f"{device.name.decode() if isinstance(device.name, bytes) else device.name}: {sms} SMs x {lanes} FP32 "
-           f"lanes / 2 x {clock_hz / 1e9:.2f} GHz (cc {device.compute_capability[0]}.{device.compute_capability[1]})")
-    return sms * lanes / 2 * clock_hz, how
+    name = device.name.decode() if isinstance(device.name, bytes) else device.name
+    return sms * lanes * clock_hz, (f"{name}: {sms} SMs x {lanes} lanes x {clock_hz / 1e9:.2f} GHz "
+                                    f"(cc {device.compute_capability[0]}.{device.compute_capability[1]})")
+
+
+def product_ceiling(n: int, dtype: str, tile: int, target: str, repeats: int) -> tuple[float, dict | None]:
+    """Relaxations/s of method R's DD kernel alone (classic's DD band over every block layer), and
+    the static figures of that kernel (None in the simulator, which has no machine code)."""
+    compiled = generate(schedules.build("classic", n, tile=tile), target=target, dtype=dtype)
+    band = next(number for number, roles in enumerate(compiled.band_roles) if roles == {"DD"})
+    kernel, block = compiled.kernels()[f"band_{band}"]
+    layers = -(-n // tile)
+    matrix = cuda.to_device(problem(layers * tile, dtype))
+    status = cuda.to_device(np.zeros(1, dtype=np.int64))
+
+    def run() -> None:
+        for kb in range(layers):
+            kernel[(layers, layers), block](matrix, status, n, 0, 0, kb)
+        cuda.synchronize()
+
+    run()
+    seconds = median_seconds(run, repeats)
+    relaxations = layers * (layers - 1) ** 2 * tile**3  # every DD tile-layer (not the pivot row and column)
+    static = None
+    if target == "cuda":
+        from codegen.machine_code import gpu_report
+
+        major, minor = cuda.get_current_device().compute_capability
+        report = next(r for r in gpu_report(compiled, f"sm_{major}{minor}") if r.name == f"band_{band}")
+        static = {"per_relaxation": report.loop.per_relaxation, "registers": report.registers,
+                  "blocks_per_sm": report.blocks_per_sm}
+    return relaxations / seconds, static
 
 
 def problem(n: int, dtype: str) -> np.ndarray:
@@ -116,7 +145,7 @@ def reference(matrix: np.ndarray) -> np.ndarray:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096, 8192, 16384])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192, 16384])
     parser.add_argument("--dtype", default="float32", choices=["float32", "int32"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--check-up-to", type=int, default=8192, help="largest n checked against the CPU")
@@ -125,10 +154,17 @@ def main() -> None:
     parser.add_argument("--target", default="cuda", choices=["cuda", "cudasim"])
     parser.add_argument("--tile", type=int, default=TILE, help="block size r (default %(default)s)")
     args = parser.parse_args()
-    peak, how = ceiling(args.target)
-    print(f"FP32 min-plus ceiling {peak / 1e12:.2f} T relaxations/s = {how}")
+    lanes, how = device_lanes(args.target)
+    print(f"device: {how}; driver {cuda.driver.get_version() if args.target == 'cuda' else '-'}")
     rows: list[dict] = []
+    ceilings = {}
     for n in args.sizes:
+        peak, static = product_ceiling(n, args.dtype, args.tile, args.target, args.repeats)
+        ceilings[n] = {"rate": peak, "static": static}
+        predicted = f", predicted {lanes / static['per_relaxation'] / 1e12:.2f} T/s from {static['per_relaxation']:.3f} " \
+                    "SASS instructions per relaxation" if static else ""
+        print(f"n = {n}, {args.dtype}: ceiling (method R's product alone, tile {args.tile}) "
+              f"{peak / 1e12:.2f} T relaxations/s{predicted}")
         matrix = problem(n, args.dtype)
         expected = reference(matrix) if n <= args.check_up_to else None
         print(f"n = {n}, {args.dtype}{'' if expected is not None else ' (not checked)'}")
@@ -145,11 +181,11 @@ def main() -> None:
         expected = reference(matrix)  # the curve is only worth drawing from exact code
         for kappa in (1, 2, 4, 8, 16, 32):
             if kappa <= -(-n // args.tile):
-                row = measure("generalized", {"tile": args.tile, "kappa": kappa}, {"method": "A"}, matrix, expected,
-                              args.repeats, peak, args.target)
+                row = measure("generalized", {"tile": args.tile, "kappa": kappa}, {}, matrix, expected,
+                              args.repeats, ceilings.get(n, {"rate": peak})["rate"], args.target)
                 rows.append({**row, "kappa": kappa})
     if args.json:
-        Path(args.json).write_text(json.dumps({"ceiling": peak, "ceiling_from": how, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"device": how, "ceilings": ceilings, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

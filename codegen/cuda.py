@@ -167,9 +167,12 @@ class _Writer:
         else:
             x_name, x_init, x_stop, _ = loop_range(x_loop)
             grid[x_name] = "grid.x"
-            host += [f"x_ranges = [({x_init}, {x_stop}) for {y_name} in range(y0, y1)]",
-                     "x0 = min((r[0] for r in x_ranges), default=0)",
-                     "x1 = max((r[1] for r in x_ranges), default=0)"]
+            if y_loop is not None and y_name in ids_in(x_loop.for_get_init()) | ids_in(x_loop.for_get_cond()):
+                host += [f"x_ranges = [({x_init}, {x_stop}) for {y_name} in range(y0, y1)]",
+                         "x0 = min((r[0] for r in x_ranges), default=0)",
+                         "x1 = max((r[1] for r in x_ranges), default=0)"]
+            else:  # x's bounds do not depend on y: no list of them per launch
+                host.append(f"x0, x1 = {x_init}, {x_stop}")
         record_workers(self.regions, mark, f"launch of band_{number}", set(grid))
         statements = _statements(node)
         kind = self._kind(statements, _iterators_below(node) - set(grid))

@@ -42,10 +42,9 @@ def test_every_kernel_of_every_family_compiles_without_spills(tmp_path, family, 
     for kernel in kernels:
         assert kernel["spill_bytes"] == 0, kernel
         assert kernel["blocks_per_sm"] >= 1, kernel
-    if family == "naive":  # points: 1 x 1 tiles on a block in shared memory, the nest as written
-        assert {kernel["kind"] for kernel in kernels} == {"tile-layers"}
-        return
     assert {kernel["kind"] for kernel in kernels} == {"registers"}
+    if family == "naive":  # points: 1 x 1 tiles, a thread a task, the nest as written
+        return
     products = [kernel for kernel in kernels if kernel["roles"] == ["DD"]]
     assert products, "every blocked family has a stage of DD tile-layers only"
     best = min(kernel["per_relaxation"] for kernel in products)

@@ -6,11 +6,13 @@ iterations per block layer), and each band becomes one kernel whose grid
 covers the band's first two loops, one thread block per task; everything
 below them (the task's own loops, guards and tile-layers) runs on the
 device. A stage is thus one launch and the host never lists tile-layers.
-A band whose tasks are DD tile-layers of one block each is a min-plus
-product and gets method A or B (codegen.cuda_kernels); others run their
-tile-layers on a block held in shared memory. Statements outside every
-band are launched one by one. Trees over points run as 1 x 1 tiles. The
-matrix is copied to the device once and back once.
+With method R (the default) a band whose tile-layers all have roles runs
+as register tiles (codegen.cuda_kernels); with methods A and B a band of
+DD tile-layers of one block a task is a min-plus product; other bands run
+their tile-layers on a block held in shared memory. Statements outside
+every band are launched one by one. Trees over points run as 1 x 1 tiles.
+The matrix is copied to the device once, padded to whole tiles, and back
+once. codegen.machine_code reads what the kernels compile to.
 
 Target 'cudasim' runs the same kernels in Numba's simulator (the
 environment variable NUMBA_ENABLE_CUDASIM=1 must be set before Numba is

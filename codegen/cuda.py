@@ -225,13 +225,12 @@ class _Writer:
         inner = _iterators_below(node)
         outer = [name for _, name in sorted(self.scope.items()) if name not in inner and name in read]
         arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *outer])
-        decorator = "@cuda.jit(cache=True)"
-        if kind == "registers":
-            decorator = f"@cuda.jit(cache=True, **on_gpu(launch_bounds={self.options.registers.threads}))"
         what = ("register tiles (method R), roles " + ", ".join(sorted(roles)) if kind == "registers"
                 else "min-plus product, method " + self.options.method if kind == "product"
                 else "tile-layers on a held block")
-        head = ["", "", decorator, f"def band_{number}({arguments}):", f'    """Parallel band {number}: {what}."""']
+        # no launch bounds: with them ptxas keeps 256-thread kernels to 128 registers and spills
+        head = ["", "", "@cuda.jit(cache=True)", f"def band_{number}({arguments}):",
+                f'    """Parallel band {number}: {what}."""']
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
                          + ["    " + line for line in epilogue]) + "\n", outer
 

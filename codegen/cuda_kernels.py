@@ -167,7 +167,7 @@ $role_numbers
 
 
 def on_gpu(**options):
-    """Compile options only a GPU build takes (the simulator's jit has neither inlining nor launch bounds)."""
+    """Compile options only a GPU build takes (the simulator's jit has no forceinline)."""
     return {} if config.ENABLE_CUDASIM else options
 
 

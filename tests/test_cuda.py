@@ -93,18 +93,25 @@ def test_the_size_that_failed_on_the_h100_is_exact_with_concurrent_blocks():
     run_concurrently(schedules.build("generalized", 32, tile=4, kappa=2))
 
 
-@pytest.mark.parametrize("name", ["max-min", "min-max", "or-and"])
+SEMIRING_RUNS = ([(name, dtype, "R") for name, dtype in [("max-min", "int32"), ("min-max", "int32"),
+                                                           ("or-and", "uint8"), ("max-min", "float32"),
+                                                           ("min-max", "float32")]]
+                 + [(name, dtype, "seed") for name, dtype in [("max-min", "int32"), ("min-max", "int32"),
+                                                              ("or-and", "uint8")]])
+
+
+@pytest.mark.parametrize("name, dtype, method", SEMIRING_RUNS)
 @pytest.mark.parametrize("family, params", [FAMILIES[0], FAMILIES[1], FAMILIES[3]])
-@pytest.mark.parametrize("register_tiles", [True, False])
-def test_every_semiring_is_exact_with_concurrent_blocks(name, family, params, register_tiles):
+def test_every_semiring_is_exact_with_concurrent_blocks(name, dtype, method, family, params):
+    # every semiring and dtype the target takes (min-plus: the tests above) with register tiles (R), and
+    # seed 001's DD kernels (A; B for recursive)
     from tests.test_semirings import random_matrix
 
-    dtype = {"or-and": "uint8"}.get(name, "int32")
     matrix = random_matrix(name, dtype, 10, seed=7)
     expected = matrix.copy()
     floyd_warshall_nest(expected, name)
     compiled = generate(schedules.build(family, 10, **params), target="cudasim", dtype=dtype, semiring=name,
-                        method="R" if register_tiles else "B" if family == "recursive" else "A")
+                        method=method if method == "R" else "B" if family == "recursive" else "A")
     assert compiled(matrix, concurrent_blocks=True) == -1
     np.testing.assert_array_equal(matrix, expected)
 
@@ -196,7 +203,7 @@ def test_solve_on_the_simulator_matches_scipy_and_keeps_int32_inf():
 
 @settings(max_examples=6)
 @given(n=st.integers(1, 9), tile=st.integers(2, 5), family=st.sampled_from(["classic", "generalized", "recursive"]),
-       method=st.sampled_from(["A", "B"]), seed=st.integers(0, 2**16))
+       method=st.sampled_from(["R", "A", "B"]), seed=st.integers(0, 2**16))
 def test_random_graphs_and_schedules_match_scipy(n, tile, family, method, seed):
     params = {"generalized": {"tile": tile, "kappa": min(2, -(-n // tile))},
               "classic": {"tile": tile}, "recursive": {"base": tile}}[family]

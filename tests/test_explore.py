@@ -232,11 +232,11 @@ def test_every_measured_record_is_exact_against_the_naive_kernel():
 
 
 def test_the_cuda_simulator_is_a_target_of_the_same_exploration(tmp_path):
-    """cudasim runs the cuda target's kernels (tiny n): its run axis is the DD method."""
+    """cudasim runs the cuda target's kernels (tiny n): its run axis is the kernel method."""
     space = Space(6, target="cudasim", families=("classic",), values={"tile": [3], "stages": ["I-SD-DD"]})
-    assert {dict(c.options)["method"] for c in space} == {"A", "B"}
+    assert {dict(c.options)["method"] for c in space} == {"R", "A", "B"}
     found = explore(space, "exhaustive", repeats=1, progress=False)
-    assert [r.status for r in found.records] == ["measured", "measured"]
+    assert [r.status for r in found.records] == ["measured"] * 3
     assert {r.target for r in found.records} == {"cudasim"}
 
 

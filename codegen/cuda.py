@@ -228,9 +228,12 @@ class _Writer:
         what = ("register tiles (method R), roles " + ", ".join(sorted(roles)) if kind == "registers"
                 else "min-plus product, method " + self.options.method if kind == "product"
                 else "tile-layers on a held block")
-        # no launch bounds: with them ptxas keeps 256-thread kernels to 128 registers and spills
-        head = ["", "", "@cuda.jit(cache=True)", f"def band_{number}({arguments}):",
-                f'    """Parallel band {number}: {what}."""']
+        decorator = "@cuda.jit(cache=True)"
+        if kind == "registers" and self.options.registers.threads <= 128:
+            # launch bounds let ptxas schedule for the block's size; at 256 threads it would also hold the
+            # kernel to 128 registers and spill
+            decorator = f"@cuda.jit(cache=True, **on_gpu(launch_bounds={self.options.registers.threads}))"
+        head = ["", "", decorator, f"def band_{number}({arguments}):", f'    """Parallel band {number}: {what}."""']
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
                          + ["    " + line for line in epilogue]) + "\n", outer
 

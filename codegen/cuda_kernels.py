@@ -167,7 +167,7 @@ $role_numbers
 
 
 def on_gpu(**options):
-    """Compile options only a GPU build takes (the simulator's jit has no forceinline)."""
+    """Compile options only a GPU build takes (the simulator's jit has no forceinline or launch bounds)."""
     return {} if config.ENABLE_CUDASIM else options
 
 

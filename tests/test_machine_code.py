@@ -8,8 +8,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from codegen.machine_code import (ARCHITECTURES, Instruction, blocks_per_sm, hot_loop, merged_ptx, sass_instructions,
                                   tool)
 

@@ -283,7 +283,7 @@ def _given_options(args: argparse.Namespace) -> dict:
 def cmd_emit(args: argparse.Namespace) -> int:
     if args.ptx:
         if args.target != "cuda":
-            raise ValueError(f"--ptx compiles the cuda target's kernels; drop --target {args.target} or use cuda")
+            raise ValueError(f"--ptx prints the cuda target's kernels, not {args.target}'s: add --target cuda")
         compiled = generate(schedule_from(args), target="cuda", dtype=args.dtype, **_given_options(args))
         print(merged_ptx(kernel_ptx(compiled, args.arch)), end="")
         return 0

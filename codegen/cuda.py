@@ -259,25 +259,30 @@ class _Launcher:
     launches: int = 0
     product_launches: int = 0
 
+    def __post_init__(self) -> None:
+        # the simulator's concurrent-block matrix is told where each launch begins and ends
+        self.concurrent = hasattr(self.device_matrix, "begin_launch")
+
     def stage(self, kernel, kind: str, x0: int, x1: int, y0: int, y1: int, *outer: int) -> None:
         if x1 <= x0 or y1 <= y0:
             return
         grid, block = self.options.launch(kind, x1 - x0, y1 - y0)
-        name = f"{getattr(kernel, 'py_func', kernel).__name__}{tuple(outer)}"
-        self._launch(kernel, grid, block, name, self.device_matrix, self.status, self.n, x0, y0, *outer)
+        self._launch(kernel, grid, block, lambda: f"{getattr(kernel, 'py_func', kernel).__name__}{tuple(outer)}",
+                     self.device_matrix, self.status, self.n, x0, y0, *outer)
         self.product_launches += kind != "tile-layers"
 
     def call(self, number: int, kb: int, ib: int, jb: int) -> None:
         block = self.options.launch("tile-layers", 1, 1)[1]
-        self._launch(self.kernels.run_call, 1, block, f"run_call({number}, {kb}, {ib}, {jb})", self.device_matrix,
-                     number, kb, ib, jb, self.n, self.status)
+        self._launch(self.kernels.run_call, 1, block, lambda: f"run_call({number}, {kb}, {ib}, {jb})",
+                     self.device_matrix, number, kb, ib, jb, self.n, self.status)
 
-    def _launch(self, kernel, grid, block, name: str, *arguments) -> None:
-        concurrent = hasattr(self.device_matrix, "begin_launch")
-        if concurrent:
-            self.device_matrix.begin_launch(f"launch {self.launches} ({name})")
+    def _launch(self, kernel, grid, block, name: Callable[[], str], *arguments) -> None:
+        """Launch; the name is only made for the simulator's concurrent-block check (a launch's host
+        cost counts at n = 16384: hundreds of launches)."""
+        if self.concurrent:
+            self.device_matrix.begin_launch(f"launch {self.launches} ({name()})")
         kernel[grid, block](*arguments)
-        if concurrent:
+        if self.concurrent:
             self.device_matrix.end_launch()
         self.launches += 1
 

@@ -45,6 +45,7 @@ columns never reach a real element.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -404,6 +405,7 @@ class RegisterTiles:
         return self.tile * self.chunk // self.threads
 
 
+@functools.lru_cache(maxsize=None)
 def register_tiles(tile: int, dtype: str) -> RegisterTiles:
     """The largest thread block (8 x 8 down to 1 x 1) dividing the tile that still leaves 64
     threads (or the most there can be), and the longest k-slice that fits the staging memory

@@ -69,8 +69,8 @@ def test_every_kernel_of_every_family_and_dtype_meets_the_machine_code_targets()
 
 def test_gpu_report_prints_each_kernel_and_counts_launches(tmp_path):
     report = tmp_path / "report.json"
-    printed = polyfw("gpu-report", "classic", "--n", "200", "--tile", "64", "--dtype", "int32", "--json", str(report))
-    assert "12 launches a run" in printed  # 4 block layers, 3 stages each
+    printed = polyfw("gpu-report", "classic", "--n", "200", "--dtype", "int32", "--json", str(report))
+    assert "tile 64: 12 launches a run" in printed  # the cuda target's default tile; 4 block layers, 3 stages each
     written = json.loads(report.read_text())
     assert written["launches"] == 12 and [k["roles"] for k in written["kernels"]] == [["I"], ["SD_col", "SD_row"],
                                                                                         ["DD"]]

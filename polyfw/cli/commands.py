@@ -185,9 +185,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- schedules
 
 
-def schedule_from(args: argparse.Namespace):
+def schedule_from(args: argparse.Namespace, target: str | None = None):
     """The schedule the arguments name: a tree file (--tree), or a family with its parameters'
-    flags (each one the family declares; one it does not is refused by name)."""
+    flags (each one the family declares; one it does not is refused by name). Given a target, a
+    family's tile (or base) left out is the target's default tile."""
     if getattr(args, "tree", None):
         if args.family:
             raise UsageError("give either a family or --tree FILE, not both")
@@ -203,6 +204,9 @@ def schedule_from(args: argparse.Namespace):
     given = {name: getattr(args, name) for name in sorted(names) if getattr(args, name, None) is not None}
     for name in given:
         parameter(args.family, name)  # a flag the family does not declare is refused by name
+    size = FAMILIES[args.family].size if args.family in FAMILIES else None
+    if target is not None and size is not None and size not in given:
+        given[size] = find_target(target).default_tile
     tile = given.pop("tile", None)
     return build(args.family, args.n, None if tile is None else parameter(args.family, "tile").parse(tile, args.family),
                  **given)
@@ -284,7 +288,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if args.ptx:
         if args.target != "cuda":
             raise ValueError(f"--ptx prints the cuda target's kernels, not {args.target}'s: add --target cuda")
-        compiled = generate(schedule_from(args), target="cuda", dtype=args.dtype, **_given_options(args))
+        compiled = generate(schedule_from(args, "cuda"), target="cuda", dtype=args.dtype, **_given_options(args))
         print(merged_ptx(kernel_ptx(compiled, args.arch)), end="")
         return 0
     compiled = generate(schedule_from(args), target=args.target, dtype=args.dtype, **_given_options(args))
@@ -296,7 +300,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
 
 
 def cmd_gpu_report(args: argparse.Namespace) -> int:
-    compiled = generate(schedule_from(args), target="cuda", dtype=args.dtype, **_given_options(args))
+    compiled = generate(schedule_from(args, "cuda"), target="cuda", dtype=args.dtype, **_given_options(args))
     reports = gpu_report(compiled, args.arch)
     print(f"{compiled.name}, {args.dtype}, {args.arch}, CUDA method {compiled.options.method}, tile "
           f"{compiled.options.tile}: {compiled.launches()} launches a run (n = {compiled.n})")

@@ -17,16 +17,21 @@ kernel can turn into relaxations.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 from numba import cuda, types
+
+from tiling.code_cache import cache_dir
 
 if TYPE_CHECKING:
     from .cuda import CudaCompiledSchedule
@@ -114,17 +119,40 @@ def _signature(kernel, name: str, dtype: str) -> tuple:
 
 
 def kernel_ptx(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> dict[str, str]:
-    """The PTX of every kernel a run of `compiled` (target 'cuda') may launch, by kernel name."""
+    """The PTX of every kernel a run of `compiled` (target 'cuda') may launch, by kernel name.
+
+    Each is kept under cache_dir()/ptx, keyed by the driver's source (which names the kernel
+    module by its source's hash), the kernel, the architecture and the compilers' versions: a
+    report of a schedule seen before compiles nothing (compiling takes 1-10 s a kernel)."""
     if compiled.target != "cuda":
         raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
     spec = architecture(arch)
     found = {}
     with _device_standing_in(spec.compute_capability):
         for name, (kernel, _) in compiled.kernels().items():
+            path = _ptx_path(compiled.source, name, arch)
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                found[name] = path.read_text()
+            if found.get(name, "").rstrip().endswith("}"):  # a whole module (a cut one is compiled again)
+                continue
             bounds = kernel.targetoptions.get("launch_bounds")
             found[name], _ = cuda.compile_ptx(kernel.py_func, _signature(kernel, name, compiled.options.dtype),
                                               cc=spec.compute_capability, launch_bounds=bounds)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(found[name])
+            temporary.replace(path)
     return found
+
+
+def _ptx_path(driver_source: str, kernel: str, arch: str) -> Path:
+    compilers = []
+    for package in ("numba-cuda", "nvidia-nvvm"):
+        with contextlib.suppress(PackageNotFoundError):
+            compilers.append(f"{package} {version(package)}")
+    key = hashlib.sha256("\n".join([*compilers, arch, kernel, driver_source]).encode()).hexdigest()[:24]
+    folder = cache_dir() / "ptx"
+    folder.mkdir(exist_ok=True)
+    return folder / f"{kernel}_{arch}_{key}.ptx"
 
 
 def merged_ptx(modules: dict[str, str]) -> str:

@@ -90,6 +90,32 @@ def test_emit_ptx_prints_one_module_that_ptxas_assembles(tmp_path):
     assert assembled.stderr.count("Compiling entry function") == 3
 
 
+PTX_CACHE = """
+import schedules
+from numba import cuda
+from codegen import generate
+import codegen.machine_code as machine_code
+compiled = generate(schedules.build("classic", 64, tile=32), target="cuda", dtype="float32")
+calls = []
+compile_ptx = cuda.compile_ptx
+machine_code.cuda.compile_ptx = lambda *a, **k: calls.append(a) or compile_ptx(*a, **k)
+first = machine_code.kernel_ptx(compiled)
+again = machine_code.kernel_ptx(compiled)
+print(len(calls), again == first)
+path = next(machine_code._ptx_path(compiled.source, "band_1", "sm_90").parent.glob("band_1_*"))
+path.write_text(path.read_text()[:100])  # cut short: compiled again (Numba names it anew), kept whole
+whole = machine_code.kernel_ptx(compiled)["band_1"]
+print(len(calls), whole.rstrip().endswith("}") and path.read_text() == whole)
+"""
+
+
+def test_ptx_is_compiled_once_per_schedule_and_kept(tmp_path):
+    done = subprocess.run([sys.executable, "-c", PTX_CACHE], env={**NO_SIMULATOR, "POLYFW_CACHE": str(tmp_path)},
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "True", "4", "True"]
+
+
 def test_hot_loop_is_the_innermost_loop_with_the_most_relaxations():
     sass = """
         /*0000*/                   MOV R1, c[0x0][0x28] ;

@@ -161,8 +161,11 @@ def main() -> None:
     for n in args.sizes:
         peak, static = product_ceiling(n, args.dtype, args.tile, args.target, args.repeats)
         ceilings[n] = {"rate": peak, "static": static}
-        predicted = f", predicted {lanes / static['per_relaxation'] / 1e12:.2f} T/s from {static['per_relaxation']:.3f} " \
-                    "SASS instructions per relaxation" if static else ""
+        predicted = ""
+        if static:
+            per_relaxation = static["per_relaxation"]
+            predicted = (f", predicted {lanes / per_relaxation / 1e12:.2f} T/s from {per_relaxation:.3f} SASS "
+                         "instructions per relaxation")
         print(f"n = {n}, {args.dtype}: ceiling (method R's product alone, tile {args.tile}) "
               f"{peak / 1e12:.2f} T relaxations/s{predicted}")
         matrix = problem(n, args.dtype)

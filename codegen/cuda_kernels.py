@@ -577,12 +577,14 @@ class RegisterLines:
     @property
     def prologue(self) -> list[str]:
         shapes = self.options.registers
+        staging = f"cuda.shared.array((2, {shapes.chunk}, R), DT, alignment=STAGING_ALIGNMENT)"
         return [f"acc = cuda.local.array({shapes.block * shapes.block}, DT)  # this thread's part of the held block",
-                f"a_s = cuda.shared.array((2, {shapes.chunk}, R), DT, alignment=STAGING_ALIGNMENT)  # k-slices of A, transposed",
-                f"b_s = cuda.shared.array((2, {shapes.chunk}, R), DT, alignment=STAGING_ALIGNMENT)  # k-slices of B",
+                f"a_s = {staging}  # k-slices of A, transposed", f"b_s = {staging}  # k-slices of B",
                 "t = cuda.threadIdx.x", "held_i = -1", "held_j = -1"]
 
-    epilogue = ["release_registers(a, acc, held_i, held_j, t)"]
+    @property
+    def epilogue(self) -> list[str]:
+        return ["release_registers(a, acc, held_i, held_j, t)"]
 
     def step(self, role: str, kb: str, ib: str, jb: str) -> list[str]:
         """A tile-layer of `role`: its block made the held one, then closed (I) or multiplied."""

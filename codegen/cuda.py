@@ -204,11 +204,9 @@ class _Writer:
         """The band's kernel source, and the host iterators it takes (those its code reads)."""
         lines = {"registers": RegisterLines, "product": product_lines}.get(kind, lambda _: None)(self.options)
         marks, mark = _role_marks(comments=True)
-        roles: set[str] = set()
 
         def statement(_: str, args: list[str]) -> list[str]:
             kb, ib, jb = args
-            roles.add(marks.role)
             if kind == "registers":
                 return lines.step(marks.role, kb, ib, jb)
             if kind == "product":
@@ -225,7 +223,7 @@ class _Writer:
         inner = _iterators_below(node)
         outer = [name for _, name in sorted(self.scope.items()) if name not in inner and name in read]
         arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *outer])
-        what = ("register tiles (method R), roles " + ", ".join(sorted(roles)) if kind == "registers"
+        what = ("register tiles (method R), roles " + ", ".join(sorted(self.roles[number])) if kind == "registers"
                 else "min-plus product, method " + self.options.method if kind == "product"
                 else "tile-layers on a held block")
         decorator = "@cuda.jit(cache=True)"

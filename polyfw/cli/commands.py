@@ -301,9 +301,9 @@ def cmd_emit(args: argparse.Namespace) -> int:
 
 def cmd_gpu_report(args: argparse.Namespace) -> int:
     compiled = generate(schedule_from(args, "cuda"), target="cuda", dtype=args.dtype, **_given_options(args))
-    reports = gpu_report(compiled, args.arch)
+    reports, launches = gpu_report(compiled, args.arch), compiled.launches()
     print(f"{compiled.name}, {args.dtype}, {args.arch}, CUDA method {compiled.options.method}, tile "
-          f"{compiled.options.tile}: {compiled.launches()} launches a run (n = {compiled.n})")
+          f"{compiled.options.tile}: {launches} launches a run (n = {compiled.n})")
     rows = [("kernel", "runs as", "threads", "registers", "spilled bytes", "shared bytes", "blocks/SM",
              "SASS", "hot loop", "relaxations", "per relaxation")]
     names = [f"band_{number}" for number in range(len(compiled.band_kinds))]
@@ -321,7 +321,7 @@ def cmd_gpu_report(args: argparse.Namespace) -> int:
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"schedule": compiled.name, "dtype": args.dtype, "arch": args.arch,
-                       "launches": compiled.launches(),
+                       "launches": launches,
                        "kernels": [dict(name=r.name, kind=kinds.get(r.name, "tile-layer"), roles=roles.get(r.name, []),
                                         threads=r.threads,
                                         registers=r.registers, spill_bytes=r.spills, shared_bytes=r.shared_bytes,

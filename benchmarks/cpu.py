@@ -1,17 +1,26 @@
-"""CPU benchmark: the min-plus ceiling, scipy, the naive kernel, a hand-written classic kernel,
-and polyfw's generated schedules, in one run, as ratios. Not a test.
+"""CPU benchmark: every figure of the CPU issue side by side in one run, each dtype judged against its
+own independent ceiling measured in that run. Not a test.
 
-    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/cpu.py [--sizes 1024 2048 4096] [--tune]
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/cpu.py [--sizes 2048 4096]
+        [--dtypes float32 int32 float64 int16 uint8] [--rounds 5] [--parts dtypes road dataflow]
+        [--schedules] [--tune] [--json FILE]
 
-Rounds interleave the contenders, and each timing is paired with a ceiling
-sample taken just before it (the shared host's speed drifts within minutes).
-That paired ceiling is polyfw's own register block, so it only tracks the
-drift; the ceiling a schedule is judged against is polyfw/machine/ceiling.py's
-(a C++ micro-kernel at its best register-block shape for the ISA), measured
-once at the start.
+One table: per dtype and n, solve's default path (schedule='auto', conversions
+included) as a share of that dtype's ceiling: polyfw/machine/ceiling.py's C++
+micro-kernel in the dtype's semiring (min-plus; int16 saturating; uint8 or-and)
+at its best register-block shape, swept once at the start. The shared host's
+speed drifts within minutes, so every timing is paired with a ceiling sample
+of its dtype taken just before it, and the share is the median of those
+ratios over interleaved rounds. int16 computes hop counts of an unweighted
+graph, timed beside the same call in int32 (uint8 or-and reads the same
+graph); then the road network against scipy, networkit and igraph
+(benchmarks/road.py), and the dataflow runtime against the barrier one.
 
---tune writes the fastest configuration per dtype, proved for the sizes it stands for, into the
-table the package ships (polyfw/tuning.json of this source tree; --tuning FILE writes another),
+--schedules adds, for float32 and int32, every schedule of SCHEDULES, a
+hand-written classic kernel, the naive kernel and scipy's floyd_warshall
+(minutes more). --tune (implies --schedules) writes the fastest configuration
+per dtype, proved for the sizes it stands for, into the table the package
+ships (polyfw/tuning.json of this source tree; --tuning FILE writes another),
 under this CPU (solve's schedule='auto' reads the entries of the CPU it runs on first).
 """
 from __future__ import annotations
@@ -21,6 +30,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -29,51 +39,141 @@ from codegen import floyd_warshall_naive, generate  # noqa: E402  (first: it set
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 from numba import njit, prange  # noqa: E402
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall  # noqa: E402
+
 from codegen.assembly import spill_report  # noqa: E402
 from codegen.cpu import _compile_kernels  # noqa: E402
-from codegen.kernels import KernelOptions  # noqa: E402
+from codegen.distances import float64_distances  # noqa: E402
+from codegen.kernels import DTYPES as KERNEL_DTYPES, KernelOptions  # noqa: E402
 from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
 from polyfw import solve  # noqa: E402
+from polyfw.configuration import auto_configuration, chosen_runtime, parse_schedule, resolve_schedule  # noqa: E402
+from polyfw.machine.ceiling import RINGS, Kernels, measure  # noqa: E402
 from polyfw.machine.tuning import shipped_path, write_winner  # noqa: E402
-from polyfw.configuration import (auto_configuration, chosen_runtime, parse_schedule,  # noqa: E402
-                                  resolve_schedule)
 from polyfw.solve import padded_stride  # noqa: E402
+from tiling.semirings import semiring  # noqa: E402
 
-from polyfw.machine.ceiling import measure as measure_ceiling  # noqa: E402
+import road  # noqa: E402  (benchmarks/road.py)
+from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128", "classic:tile=256,runtime=dataflow", "generalized:tile=128,kappa=2,runtime=dataflow",
              "recursive:tile=128,runtime=dataflow"]
+#: the issue's targets for solve's default path, as a share of its dtype's ceiling, by dtype and n
+SHARE_TARGETS = {"float32": {2048: 0.95, 4096: 0.95}, "int32": {2048: 0.85, 4096: 0.90},
+                 "float64": {2048: 0.90, 4096: 0.90}, "uint8": {2048: 0.90, 4096: 0.90}}
+#: int16 hop counts over int32's at this n, and polyfw's fastest exact call over scipy's on the road network
+INT16_TARGET = (4096, 1.8)
+ROAD_TARGET = 3.0
+#: the runtimes compared: classic r=128 at n = 2048 in float32, barrier then dataflow
+DATAFLOW = (2048, "float32", ["classic:tile=128", "classic:tile=128,runtime=dataflow"])
+HOP_DENSITY = 0.05  # the unweighted graph's arcs over n^2: dense enough that solve's cost model picks Floyd-Warshall
 
 
-def ceiling_sampler(dtype: str) -> Callable[[], float]:
-    """A function returning one sample of the min-plus ceiling: relaxations/s of the DD
-    register block on L1-resident 64 x 64 tiles (full blocks only), one per thread (~0.05 s a sample)."""
-    options = KernelOptions(dtype=dtype)
-    micro = _compile_kernels(options)[0].micro_product
-    rows, columns = options.register_block
-    full_rows, full_columns = 64 // rows * rows, max(64 // columns, 1) * columns
+class PairedCeiling:
+    """Each dtype's independent ceiling: every shape swept once, then the best shape sampled
+    (~0.2 s) just before each timing it judges."""
 
-    @njit(parallel=True)
-    def sweep(tiles, reps):
-        for t in prange(tiles.shape[0]):
-            for _ in range(reps):
-                for j in range(0, full_columns, columns):
-                    for i in range(0, full_rows, rows):
-                        micro(tiles[t], np.uint64(i), np.uint64(j), np.uint64(0), np.uint64(64))
+    def __init__(self, dtypes: list[str]) -> None:
+        self.kernels = Kernels(dtypes)
+        self.found = measure(dtypes, kernels=self.kernels)
 
-    threads = numba.get_num_threads()
-    tiles = np.ones((threads, 64, full_columns + 16), dtype=dtype)
-    sweep(tiles, 1)
+    def sample(self, dtype: str) -> float:
+        found = self.found[dtype]
+        return self.kernels.rate(dtype, found["best_shape"], found["best_reps"])
 
-    def sample() -> float:
-        started = time.perf_counter()
-        sweep(tiles, 2000)
-        return threads * 2000 * full_rows * full_columns * 64 / (time.perf_counter() - started)
 
-    return sample
+@dataclass
+class Contender:
+    """A timed call: its relaxations, the dtype whose ceiling judges it, an untimed step before each
+    run (refilling a buffer the run overwrites), fewer rounds than the others (slow ones), and the
+    share of the ceiling the issue asks of it."""
+
+    run: Callable[[], object]
+    work: float
+    dtype: str | None = None
+    prepare: Callable[[], object] | None = None
+    rounds: int | None = None
+    target: float | None = None
+
+
+def time_rounds(contenders: dict[str, Contender], rounds: int, ceiling: PairedCeiling | None) -> dict[str, dict]:
+    """Medians over interleaved rounds (the contenders have run once already): seconds, rate, and for a
+    contender with a dtype the paired ceiling samples and the median share of them."""
+    seconds: dict[str, list[float]] = {name: [] for name in contenders}
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for round_ in range(rounds):
+        for name, contender in contenders.items():
+            if contender.rounds is not None and round_ >= contender.rounds:
+                continue
+            if ceiling is not None and contender.dtype is not None:
+                samples[name].append(ceiling.sample(contender.dtype))
+            if contender.prepare is not None:
+                contender.prepare()
+            started = time.perf_counter()
+            contender.run()
+            seconds[name].append(time.perf_counter() - started)
+    found = {}
+    for name, contender in contenders.items():
+        median = float(np.median(seconds[name]))
+        found[name] = {"seconds": median, "rate": contender.work / median, "dtype": contender.dtype,
+                       "target": contender.target}
+        if samples[name]:
+            found[name]["ceiling"] = float(np.median(samples[name]))
+            found[name]["share"] = float(np.median([contender.work / s / c for s, c in
+                                                    zip(seconds[name], samples[name])]))
+    return found
+
+
+def hop_graph(n: int) -> sp.csr_array:
+    """An unweighted random digraph (every arc 1) with HOP_DENSITY * n^2 arcs."""
+    rng = np.random.default_rng(n)
+    arcs = rng.choice(n * n, size=int(HOP_DENSITY * n * n), replace=False)
+    rows, columns = arcs // n, arcs % n
+    keep = rows != columns
+    return sp.csr_array((np.ones(int(keep.sum())), (rows[keep], columns[keep])), shape=(n, n))
+
+
+def default_paths(n: int, dtypes: list[str]) -> tuple[dict[str, Contender], list[str]]:
+    """solve's default path per dtype at n, each run once and its answer checked against another
+    dtype's; and a line per dtype left out."""
+    contenders: dict[str, Contender] = {}
+    left_out = []
+    min_plus = semiring("min-plus").dtypes
+    answers = {}
+    for dtype in (d for d in ("float32", "int32", "float64") if d in dtypes):
+        base = random_distances(n, dtype)
+        answers[dtype] = np.asarray(solve(base, dtype=dtype), dtype=np.float64)
+        contenders[f"{dtype} solve(a, dtype={dtype!r})"] = Contender(
+            lambda base=base, dtype=dtype: solve(base, dtype=dtype), n**3, dtype, target=SHARE_TARGETS[dtype].get(n))
+    if any(not np.array_equal(answer, next(iter(answers.values()))) for answer in answers.values()):
+        raise SystemExit(f"n = {n}: solve's answers differ between {', '.join(answers)}")
+    if "int16" in dtypes and "int16" not in min_plus:
+        left_out.append("int16: not a min-plus dtype of this tree yet (tiling.semirings): its row is skipped")
+    timed_int16 = "int16" in dtypes and "int16" in min_plus
+    if timed_int16 or "uint8" in dtypes:
+        graph = hop_graph(n)
+        in_int32 = solve(graph, dtype="int32")
+        hops = float64_distances(in_int32)  # int16's and or-and's answers are checked against it
+        if timed_int16:
+            in_int16 = solve(graph, dtype="int16")
+            if not np.array_equal(float64_distances(in_int16), hops):
+                raise SystemExit(f"n = {n}: int16 hop counts differ from int32's")
+            chose = [getattr(found, "method_choice", None) for found in (in_int16, in_int32)]
+            if any(choice is not None and choice.method != "dense" for choice in chose):
+                left_out.append(f"n = {n}: hop counts went sparse ({', '.join(map(str, chose))}): not a kernel ratio")
+            contenders["int16 hop counts solve(csr, dtype='int16')"] = Contender(
+                lambda: solve(graph, dtype="int16"), n**3, "int16")
+            contenders["int32 hop counts solve(csr, dtype='int32')"] = Contender(
+                lambda: solve(graph, dtype="int32"), n**3, "int32")
+        if "uint8" in dtypes:
+            if not np.array_equal(solve(graph, semiring="or-and"), np.isfinite(hops)):
+                raise SystemExit(f"n = {n}: or-and's reachability differs from the finite hop counts")
+            contenders["uint8 or-and solve(csr, semiring='or-and')"] = Contender(
+                lambda: solve(graph, semiring="or-and"), n**3, "uint8", target=SHARE_TARGETS["uint8"].get(n))
+    return contenders, left_out
 
 
 def hand_written_classic(dtype: str, tile: int):
@@ -105,41 +205,13 @@ def hand_written_classic(dtype: str, tile: int):
     return classic
 
 
-def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dict]:
-    """Every contender once per round, each round with its own ceiling sample.
-
-    The host is shared and its speed drifts by up to 2x within minutes, so a
-    rate is compared with the ceiling sampled right before it in the same
-    round ("paired"), and the median of those ratios is reported beside the
-    median rate.
-    """
-    rng = np.random.default_rng(n)
-    base = rng.integers(1, 1000, size=(n, n)).astype(dtype)
-    np.fill_diagonal(base, 0)
+def schedule_contenders(n: int, dtype: str, naive_rounds: int) -> dict[str, Contender]:
+    """--schedules: the hand-written classic kernel, every schedule of SCHEDULES and the naive kernel,
+    each run once (compiled or loaded from the cache)."""
+    base = random_distances(n, dtype)
     buffer = np.empty((n, padded_stride(n)), dtype=dtype)
     square = np.empty((n, n), dtype=dtype)
     status = np.full(1, -1, dtype=np.int64)
-    sample_ceiling = ceiling_sampler(dtype)
-    yardstick = hand_written_classic(dtype, 128)
-    contenders: dict[str, Callable[[], object]] = {
-        "hand-written classic r=128": lambda: yardstick(buffer, n, status)}
-    for spec in SCHEDULES:
-        compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype, runtime=chosen_runtime(spec, n, dtype))
-        contenders[f"polyfw {spec}"] = lambda compiled=compiled: compiled(buffer)
-    # what a user gets: the tuning table's choice for this CPU, conversions included
-    contenders["solve(schedule='auto')"] = lambda: solve(base, dtype=dtype)
-    seconds: dict[str, list[float]] = {name: [] for name in [*contenders, "naive Numba prange"]}
-    paired: dict[str, list[float]] = {name: [] for name in seconds}
-    ceilings = []
-
-    def time_once(name: str, prepare: Callable[[], object], run: Callable[[], object]) -> None:
-        ceilings.append(sample_ceiling())
-        prepare()
-        started = time.perf_counter()
-        run()
-        elapsed = time.perf_counter() - started
-        seconds[name].append(elapsed)
-        paired[name].append(n**3 / elapsed / ceilings[-1])
 
     def fill_buffer() -> None:
         buffer[:, :n] = base
@@ -147,100 +219,172 @@ def bench_size(n: int, dtype: str, repeats: int, naive_repeats: int) -> list[dic
     def fill_square() -> None:
         square[...] = base
 
-    for run in contenders.values():  # first calls compile or load from the cache
-        fill_buffer()
-        run()
-    fill_square()
-    floyd_warshall_naive(square)
-    for round_ in range(repeats):
-        for name, run in contenders.items():
-            time_once(name, fill_buffer, run)
-        if round_ < naive_repeats:
-            time_once("naive Numba prange", fill_square, lambda: floyd_warshall_naive(square))
-    rows = []
-    for name in (name for name in seconds if seconds[name]):  # the naive kernel may not have run
-        median = float(np.median(seconds[name]))
-        rows.append({"n": n, "dtype": dtype, "name": name, "seconds": median, "rate": n**3 / median,
-                     "of_ceiling": float(np.median(paired[name]))})
-        print(f"  {name:36s} {median:8.3f} s {n**3 / median / 1e9:8.2f} G/s "
-              f"{rows[-1]['of_ceiling']:6.0%} of the paired ceiling", flush=True)
-    rows.append({"n": n, "dtype": dtype, "name": "ceiling", "rate": float(np.median(ceilings)),
-                 "best": float(max(ceilings))})
-    print(f"  {'ceiling samples':36s} median {np.median(ceilings) / 1e9:.1f} G/s, best {max(ceilings) / 1e9:.1f} G/s")
-    return rows
+    yardstick = hand_written_classic(dtype, 128)
+    contenders = {"hand-written classic r=128": Contender(lambda: yardstick(buffer, n, status), n**3, dtype,
+                                                          fill_buffer)}
+    for spec in SCHEDULES:
+        compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype, runtime=chosen_runtime(spec, n, dtype))
+        contenders[f"polyfw {spec}"] = Contender(lambda compiled=compiled: compiled(buffer), n**3, dtype, fill_buffer)
+    contenders["naive Numba prange"] = Contender(lambda: floyd_warshall_naive(square), n**3, dtype, fill_square,
+                                                 naive_rounds)
+    for contender in contenders.values():
+        contender.prepare()
+        contender.run()
+    return contenders
+
+
+def dataflow_ratio(rounds: int) -> dict:
+    """The barrier and dataflow runtimes of one schedule, interleaved on the same input."""
+    n, dtype, specs = DATAFLOW
+    runs = {spec: (generate(resolve_schedule(spec, n, dtype), dtype=dtype, runtime=chosen_runtime(spec, n, dtype)),
+                   np.empty((n, padded_stride(n)), dtype=dtype)) for spec in specs}
+    seconds = median_seconds(runs, random_distances(n, dtype), rounds)
+    barrier, dataflow = (seconds[spec] for spec in specs)
+    return {"n": n, "dtype": dtype, "seconds": seconds, "barrier_over_dataflow": barrier / dataflow}
+
+
+def verdict(value: float, target: float | None) -> str:
+    return "" if target is None else f">= {target:.0%}: {'met' if value >= target else 'missed'}"
+
+
+def dtype_table(rows: list[dict], ceiling: PairedCeiling | None) -> list[str]:
+    """The table: per dtype and n, the ceiling of the run and solve's default path as a share of it."""
+    lines = ["| dtype (semiring) | call | n | ceiling G/s (best shape; paired median) | polyfw G/s | share | target |",
+             "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        dtype = row["dtype"]
+        found = ceiling.found[dtype] if ceiling is not None else None
+        ceiling_text = (f"{found['best'] / 1e9:.1f} ({found['best_shape'][0]}x{found['best_shape'][1]}); "
+                        f"{row['ceiling'] / 1e9:.1f}" if found else "—")
+        share = row.get("share")
+        lines.append(f"| {dtype} ({RINGS[dtype].label}) | {row['name'].split(' ', 1)[1]} | {row['n']} | "
+                     f"{ceiling_text} | {row['rate'] / 1e9:.1f} | "
+                     f"{'—' if share is None else f'{share:.0%}'} | "
+                     f"{verdict(share, row['target']) if share is not None else ''} |")
+    return lines
+
+
+def hop_ratios(rows: list[dict]) -> list[str]:
+    """int16 hop counts over int32's, per n."""
+    by_key = {(row["n"], row["name"].split()[0]): row for row in rows if "hop counts" in row["name"]}
+    lines = []
+    for n in sorted({n for n, _ in by_key}):
+        ratio = by_key[n, "int32"]["seconds"] / by_key[n, "int16"]["seconds"]
+        target = INT16_TARGET[1] if n == INT16_TARGET[0] else None
+        lines.append(f"int16 hop counts at n = {n}: {ratio:.2f}x int32's"
+                     + ("" if target is None else f" (target >= {target}x: {'met' if ratio >= target else 'missed'})"))
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096])
-    parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"])
-    parser.add_argument("--repeats", type=int, default=5, help="rounds; each times every contender once")
-    parser.add_argument("--naive-repeats", type=int, default=2, help="rounds that also time the naive kernel (slow)")
-    parser.add_argument("--scipy-up-to", type=int, default=2048, help="largest n to time scipy at (it is slow)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
+    parser.add_argument("--dtypes", nargs="+", default=list(RINGS), choices=list(RINGS))
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; each times every contender once")
+    parser.add_argument("--parts", nargs="+", default=["dtypes", "road", "dataflow"],
+                        choices=["dtypes", "road", "dataflow"])
+    parser.add_argument("--schedules", action="store_true",
+                        help="also time every schedule, a hand-written kernel, the naive one and scipy's FW "
+                             "(float32, int32)")
+    parser.add_argument("--naive-rounds", type=int, default=1, help="--schedules: rounds that time the naive kernel")
+    parser.add_argument("--scipy-up-to", type=int, default=2048, help="--schedules: largest n to time scipy's FW at")
     parser.add_argument("--tune", action="store_true", help="write the fastest configurations to the tuning table")
     parser.add_argument("--tuning", default=None, metavar="FILE",
                         help="--tune writes this table (default: the one this source tree ships)")
     parser.add_argument("--json", default=None, help="also save every measurement here")
     parser.add_argument("--no-independent-ceiling", action="store_true",
-                        help="skip polyfw/machine/ceiling.py (a C++ micro-kernel over every register-block "
-                             "shape; needs g++)")
+                        help="skip polyfw/machine/ceiling.py (needs g++): no shares")
     args = parser.parse_args()
-    print(f"threads: {numba.get_num_threads()} ({numba.config.THREADING_LAYER}); OMP_WAIT_POLICY="
-          f"{os.environ.get('OMP_WAIT_POLICY')}")
+    args.schedules = args.schedules or args.tune
+    started = time.perf_counter()
     cpu = cpu_description()
     print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}, {cpu['vector_bytes']}-byte vectors, "
-          f"{cpu['vector_registers']} registers")
-    for dtype in args.dtypes:
-        chosen = choose_register_block(dtype)
-        instructions, min_max, spills, reloads = spill_report(KernelOptions(dtype=dtype))
-        print(f"{dtype} register block {chosen.label} ({chosen.source}); its k loop: {instructions} instructions, "
-              f"{min_max} min/max, {spills} vector spills, {reloads} general-register stack accesses")
-    independent = {} if args.no_independent_ceiling else measure_ceiling(args.dtypes)
-    for dtype, found in independent.items():
+          f"{cpu['vector_registers']} vector registers; {numba.get_num_threads()} threads "
+          f"({numba.config.THREADING_LAYER}), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; "
+          f"medians of {args.rounds} interleaved rounds", flush=True)
+    for dtype in (d for d in args.dtypes if d in KERNEL_DTYPES and d in semiring(RINGS[d].semiring).dtypes):
+        options = KernelOptions(dtype=dtype, semiring=RINGS[dtype].semiring)
+        chosen = choose_register_block(dtype, options.semiring)
+        instructions, min_max, spills, reloads = spill_report(options)
+        print(f"{dtype} {options.semiring} register block {chosen.label} ({chosen.source}); its k loop: "
+              f"{instructions} instructions, {min_max} min/max, {spills} vector spills, {reloads} general-register "
+              f"stack accesses")
+    ceiling = None if args.no_independent_ceiling else PairedCeiling(args.dtypes)
+    for dtype, found in (ceiling.found if ceiling else {}).items():
         rows, vectors = found["best_shape"]
-        print(f"independent {dtype} ceiling ({found['isa']}, {found['lanes']} lanes, {found['registers']} registers): "
-              f"{found['best'] / 1e9:.1f} G/s at {rows} x {vectors} vectors, best of {len(found['by_shape'])} shapes")
-    results = []
-    scipy_seconds: dict[int, float] = {}
-    for dtype in args.dtypes:
+        print(f"independent {dtype} ceiling ({found['semiring']}; {found['isa']}, {found['lanes']} lanes, "
+              f"{found['registers']} registers): {found['best'] / 1e9:.1f} G/s at {rows} x {vectors} vectors, best of "
+              f"{len(found['by_shape'])} shapes", flush=True)
+    results: dict = {"cpu": cpu, "ceilings": {dtype: {"best": f["best"], "best_shape": f["best_shape"]}
+                                              for dtype, f in (ceiling.found if ceiling else {}).items()}}
+    rows: list[dict] = []
+    notes: list[str] = []
+    if "dtypes" in args.parts:
         for n in args.sizes:
-            print(f"n = {n}, {dtype}")
-            rows = bench_size(n, dtype, args.repeats, args.naive_repeats)
-            if n <= args.scipy_up_to:
-                if n not in scipy_seconds:  # scipy computes in float64 whatever the dtype: time it once
-                    graph = np.random.default_rng(n).integers(1, 1000, (n, n)).astype(np.float64)
-                    started = time.perf_counter()
-                    scipy_floyd_warshall(graph)
-                    scipy_seconds[n] = time.perf_counter() - started
-                seconds = scipy_seconds[n]
-                rows.append({"n": n, "dtype": dtype, "name": "scipy floyd_warshall", "seconds": seconds,
-                             "rate": n**3 / seconds})
-                print(f"  {'scipy floyd_warshall (float64)':36s} {seconds:8.3f} s {n**3 / seconds / 1e9:8.2f} G/s")
-            best = max((r for r in rows if r["name"].startswith("polyfw")), key=lambda r: r["rate"])
-            by_name = {r["name"]: r["rate"] for r in rows}
-            if dtype in independent:
-                for row in rows:
-                    if "seconds" in row:
-                        row["of_independent"] = row["rate"] / independent[dtype]["best"]
-                        print(f"  {row['name']:36s} {row['of_independent']:6.0%} of the independent ceiling")
-            auto = by_name["solve(schedule='auto')"]
-            family, params = auto_configuration(n, dtype)
-            print(f"  solve(schedule='auto') chose {family} {params}: {auto / best['rate']:.0%} of the best schedule's "
-                  f"rate", flush=True)
-            ratios = [f"best {best['name']}: {best['rate'] / 1e9:.1f} G/s = {best['of_ceiling']:.0%} of the paired "
-                      f"ceiling" + (f", {best['of_independent']:.0%} of the independent one" if dtype in independent
-                                    else ""), f"{best['rate'] / by_name['naive Numba prange']:.1f}x naive",
-                      f"{best['rate'] / by_name['hand-written classic r=128']:.2f}x hand-written"]
-            if "scipy floyd_warshall" in by_name:
-                ratios.append(f"{best['rate'] / by_name['scipy floyd_warshall']:.0f}x scipy")
-            print("  => " + ", ".join(ratios), flush=True)
-            results += rows
+            contenders, left_out = default_paths(n, args.dtypes)
+            notes += left_out
+            for name, found in time_rounds(contenders, args.rounds, ceiling).items():
+                rows.append({"n": n, "name": name, **found})
+                share = f", {found['share']:.0%} of its paired ceiling" if "share" in found else ""
+                print(f"  n = {n} {name:48s} {found['seconds']:7.3f} s {found['rate'] / 1e9:6.1f} G/s{share}",
+                      flush=True)
+    schedule_rows: list[dict] = []
+    scipy_seconds: dict[int, float] = {}
+    for dtype in (d for d in ("float32", "int32") if args.schedules and d in args.dtypes):
+        for n in args.sizes:
+            measured = time_rounds(schedule_contenders(n, dtype, args.naive_rounds), args.rounds, ceiling)
+            if n <= args.scipy_up_to and n not in scipy_seconds:  # float64 whatever the dtype: timed once
+                graph = random_distances(n, "float64")
+                clock = time.perf_counter()
+                scipy_floyd_warshall(graph)
+                scipy_seconds[n] = time.perf_counter() - clock
+            best = max((name for name in measured if name.startswith("polyfw")), key=lambda k: measured[k]["rate"])
+            print(f"n = {n}, {dtype}, every schedule:")
+            for name, found in measured.items():
+                schedule_rows.append({"n": n, "dtype": dtype, "name": name, **found})
+                share = f" {found['share']:6.0%} of the paired ceiling" if "share" in found else ""
+                print(f"  {name:52s} {found['seconds']:8.3f} s {found['rate'] / 1e9:8.2f} G/s{share}")
+            ratios = [f"{measured[best]['rate'] / measured['naive Numba prange']['rate']:.1f}x naive",
+                      f"{measured[best]['rate'] / measured['hand-written classic r=128']['rate']:.2f}x hand-written"]
+            if n in scipy_seconds:
+                ratios.append(f"{scipy_seconds[n] / measured[best]['seconds']:.0f}x scipy floyd_warshall "
+                              f"({scipy_seconds[n]:.1f} s)")
+            print(f"  => best {best}: " + ", ".join(ratios) + f"; solve(schedule='auto') chose "
+                  f"{auto_configuration(n, dtype)}", flush=True)
+    road_found = dataflow = None
+    if "road" in args.parts:
+        road_found = road.compare(args.rounds)
+        print(f"Minnesota road network ({road_found['n']} vertices, {road_found['arcs']} arcs):")
+        print("\n".join(road.report(road_found)), flush=True)
+    if "dataflow" in args.parts:
+        dataflow = dataflow_ratio(args.rounds)
+        print(f"dataflow against barrier, {' / '.join(dataflow['seconds'])} at n = {dataflow['n']} "
+              f"{dataflow['dtype']}: " + " / ".join(f"{s:.3f} s" for s in dataflow["seconds"].values()), flush=True)
+    print(f"\nAll figures, one run ({cpu['model']}, {cpu['isa']}, {cpu['vector_bytes']}-byte vectors, "
+          f"{numba.get_num_threads()} threads; medians of {args.rounds} interleaved rounds; shares are medians of "
+          f"rate / the dtype's ceiling sampled just before):\n")
+    if rows:
+        print("\n".join(dtype_table(rows, ceiling)) + "\n")
+    for line in [*hop_ratios(rows), *notes]:
+        print(line)
+    if road_found:
+        fastest = road_found["fastest"]
+        speedups = road_found["speedups"]
+        print(f"road network: fastest exact polyfw call {fastest} {road_found['seconds'][fastest]:.3f} s = "
+              + ", ".join(f"{s:.2f}x {name}" for name, s in speedups.items())
+              + f" (target >= {ROAD_TARGET}x scipy: {'met' if speedups[road.SCIPY] >= ROAD_TARGET else 'missed'})")
+    if dataflow:
+        print(f"classic r=128 n = {dataflow['n']} {dataflow['dtype']}: barrier / dataflow seconds = "
+              f"{dataflow['barrier_over_dataflow']:.2f} (above 1: dataflow faster)")
+    print(f"(the whole run: {time.perf_counter() - started:.0f} s)")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+        results.update(rows=rows, schedules=schedule_rows, scipy_floyd_warshall=scipy_seconds, road=road_found,
+                       dataflow=dataflow, notes=notes)
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str))
     if args.tune:
-        for dtype in args.dtypes:
+        for dtype in (d for d in ("float32", "int32") if d in args.dtypes):
             for n in sorted(args.sizes):
-                best = max((r for r in results if r.get("n") == n and r["dtype"] == dtype
+                best = max((r for r in schedule_rows if r["n"] == n and r["dtype"] == dtype
                             and r["name"].startswith("polyfw")), key=lambda r: r["rate"])
                 family, params = parse_schedule(best["name"].split()[1])
                 written = write_winner(n, dtype, "cpu", family, params, cpu_key(), cpu["model"],

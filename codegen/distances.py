@@ -8,22 +8,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tiling.semirings import INT32_INF
+from tiling.semirings import top
 
 
 @njit(parallel=True, cache=True)
-def _as_float64(matrix, unreachable, out):
+def _as_float64(matrix, unreachable, position, out):
     n = out.shape[0]
     for i in prange(n):
+        row = position[i]
         for j in range(n):
-            value = matrix[i, j]
+            value = matrix[row, position[j]]
             out[i, j] = np.inf if value >= unreachable else np.float64(value)
 
 
-def float64_distances(matrix: np.ndarray) -> np.ndarray:
-    """float64 copy of an n x n kernel result (any row stride) with inf for its dtype's INF."""
+def float64_distances(matrix: np.ndarray, position: np.ndarray | None = None) -> np.ndarray:
+    """float64 copy of an n x n kernel result (any row stride) with inf for its dtype's INF;
+    `position[v]`: where vertex v's row and column are, when the kernel ran in another vertex order."""
     n = matrix.shape[0]
     out = np.empty((n, n), dtype=np.float64)
-    unreachable = INT32_INF if matrix.dtype == np.int32 else np.inf
-    _as_float64(matrix[:, :n], matrix.dtype.type(unreachable), out)
+    where = np.arange(n, dtype=np.int64) if position is None else position
+    _as_float64(matrix[:, :n], matrix.dtype.type(top(matrix.dtype)), where, out)
     return out

@@ -138,7 +138,8 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
     per row and one vector load of row k per vector; (+) and (x) are names of
     tiling.semirings.OPERATIONS, which write their own IR. Indices are uint64.
     int32 sums wrap at 32 bits like the cast-back sums of the other kernels
-    (the INF sentinel keeps 2 INF below 2^31). Float comparisons are
+    (the INF sentinel keeps 2 INF below 2^31); int16 sums saturate (vpaddsw),
+    as the other kernels clamp them (Semiring.narrow). Float comparisons are
     ordered, the selects vminps/vmaxps implement; uint8 compares unsigned.
     `unroll` k steps share one loop iteration (the rest run one a trip).
     `isa` (default: the target's) sets the vector width: narrower ISAs' blocks
@@ -302,3 +303,14 @@ def bits_float(typingctx, bits):
         return builder.bitcast(args[0], ir.DoubleType())
 
     return types.float64(types.int64), codegen
+
+
+@intrinsic
+def cycles(typingctx):
+    """The core's cycle counter (x86: rdtsc, a constant rate on these machines): cheap enough to
+    stamp every tile-layer of every run, which is how a run's profile is always there to read."""
+    def codegen(context, builder, signature, args):
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I64, []), "llvm.readcyclecounter")
+        return builder.call(function, [])
+
+    return types.int64(), codegen

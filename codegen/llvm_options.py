@@ -16,6 +16,9 @@ def vectorizers(slp: bool, loop: bool) -> Iterator[None]:
     """Compile inside this block with the SLP and loop vectorizers switched as given."""
     from numba.core import config
 
+    # Numba reloads its settings at each compile when the environment changed since the last
+    # (tiling.code_cache sets NUMBA_CPU_FEATURES): reload now, or the compile inside would undo these
+    config.reload_config()
     saved = config.SLP_VECTORIZE, config.LOOP_VECTORIZE
     config.SLP_VECTORIZE, config.LOOP_VECTORIZE = int(slp), int(loop)
     try:

@@ -168,7 +168,7 @@ _CUDA_OPTIONS = (
     Option("t_prime", None, "method B: thread rows t' (default: the largest of 4, 2, 1 dividing the tile)", int),
 )
 register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, register-blocked tile kernels",
-                ("float32", "float64", "int32", "uint8"),
+                ("float32", "float64", "int16", "int32", "uint8"),
                 (_REGISTER_BLOCK, _PREDECESSORS,
                  Option("runtime", "barrier", "barrier: a barrier after each stage; dataflow: each tile-layer "
                         "once its direct predecessors are done, in the schedule's order, each thread's own "

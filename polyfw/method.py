@@ -12,7 +12,7 @@ from dataclasses import dataclass
 #: what `solve(method=...)` takes: 'dense' Floyd-Warshall, 'sparse' Johnson, or the faster by the model
 SOLVE_METHODS = ("dense", "sparse", "auto")
 #: relaxations/s of the best dense schedule, and m n log2 n per second of Johnson, when not tuned
-DEFAULT_RATES = {"dense": {"float32": 45e9, "int32": 70e9, "float64": 24e9}, "johnson": 3.0e8}
+DEFAULT_RATES = {"dense": {"float32": 45e9, "int32": 70e9, "int16": 140e9, "float64": 24e9}, "johnson": 3.0e8}
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def floyd_warshall(csgraph, directed: bool = True, return_predecessors: bool = F
     np.fill_diagonal(dense, np.inf)  # scipy starts every vertex at distance 0 and ignores self-loops
     if unweighted:
         dense = np.where(np.isfinite(dense), 1.0, np.inf)
-    # dtype 'auto': int32 where exact, float64 with inf returned; method: Floyd-Warshall, as asked
+    # dtype 'auto': the narrowest exact type, float64 with inf returned; method: Floyd-Warshall, as asked
     schedule_options.setdefault("method", "dense")
     result = solve(dense, directed=directed, predecessors=return_predecessors, null_value=np.inf, **schedule_options)
     distances, predecessors = result if return_predecessors else (result, None)

@@ -17,15 +17,19 @@ from codegen import generate
 from codegen.distances import float64_distances
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
-from tiling.semirings import INT32_INF, MIN_PLUS
+from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
 from .configuration import chosen_runtime, resolve_schedule
 from .errors import NegativeCycleError
-from .graphs import (NO_PREDECESSOR, WeightSummary, as_dense, as_semiring_matrix, missing_edges, null_as_inf,
-                     read_graph, resolve_dtype, summarize_weights, vertex_count)
+from .graphs import (NO_PREDECESSOR, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights, missing_edges,
+                     null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from .machine.tuning import machine_tuning, tuning_table
 from .method import SOLVE_METHODS, MethodChoice, choose_method
+from .graphs.edges import Edges
+from .graphs.inputs import edges_or_dense
+from .graphs.ordering import dissection_order, worth_reordering
+from .profiling import note_run, phase
 from .sparse import as_csr, johnson
 
 log = logging.getLogger("polyfw")
@@ -61,7 +65,7 @@ def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
     if available is None or needed <= available:
         return
     gib = 2.0**30
-    smaller = ("" if np.dtype(dtype).itemsize == 4 else "dtype float32 or int32 (4 bytes per entry), ")
+    smaller = ("" if np.dtype(dtype).itemsize <= 4 else "dtype float32 or int32 (4 bytes per entry), ")
     raise InsufficientMemoryError(
         f"{n:,} vertices in {dtype}{' with predecessors' if predecessors else ''} need about {needed / gib:.1f} GiB "
         f"({n * n * np.dtype(dtype).itemsize / gib:.1f} GiB per matrix) and this machine has {available / gib:.1f} GiB "
@@ -75,15 +79,15 @@ def padded_stride(n: int) -> int:
 
 
 def _restore_unreachable(distances: np.ndarray, lightest_edge: float) -> np.ndarray:
-    """With negative edges, INF_int32 + w < INF_int32 can leak into results; put INF back.
+    """With negative edges, INF + w < INF can leak into an integer dtype's results; put INF back.
 
     as_dense bounds (n-1)*(max-min) below INF, so every real path is below
     INF + (n-1)*min and everything at or above it went through a missing edge.
     Returns where INF was put back.
     """
-    n = distances.shape[0]
-    leaked = distances >= INT32_INF + (n - 1) * lightest_edge
-    distances[leaked] = INT32_INF
+    n, inf = distances.shape[0], top(distances.dtype)
+    leaked = distances >= inf + (n - 1) * lightest_edge
+    distances[leaked] = inf
     return leaked
 
 
@@ -111,12 +115,14 @@ def _with_choice(result, choice: MethodChoice):
 
 
 def _solve_sparse(graph, dtype_name: str, predecessors: bool):
-    """Johnson's distances in solve's conventions (dtype, INF in int32)."""
+    """Johnson's distances in solve's conventions (dtype, its INF in an integer dtype, which the
+    weights must fit as they must for the dense path)."""
+    if dtype_name in INTEGER_INF:
+        check_integer_weights(graph.weights, graph.n, dtype_name)
     found = johnson(graph, predecessors=predecessors)
     distances, pred = found if predecessors else (found, None)
-    if dtype_name == "int32":
-        unreachable = np.isinf(distances)
-        distances = np.where(unreachable, INT32_INF, distances).astype(np.int32)
+    if dtype_name in INTEGER_INF:
+        distances = np.where(np.isinf(distances), top(dtype_name), distances).astype(dtype_name)
     else:
         distances = distances.astype(dtype_name)
     return distances if pred is None else (distances, pred)
@@ -145,11 +151,14 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     target: any registered code generator (codegen.targets.TARGETS: 'cpu', 'cuda' for a GPU,
     'cudasim' its simulator, 'python', ...).
 
-    dtype: 'auto' computes in the narrowest exact element type the target offers (int32 for
-    integer weights whose path lengths stay below INT32_INF, else float64, or float32 on a
-    target without it) and returns float64 with np.inf. A dtype given by name is computed in
-    and returned: unreachable pairs are np.inf in float dtypes and INT32_INF
-    (tiling.semirings) in int32.
+    dtype: 'auto' computes in the narrowest exact element type the target offers and returns
+    float64 with np.inf: for integer weights int16 (twice int32's SIMD lanes; its sums saturate
+    at INF) where the proved bound on every path, (n-1)*(max - min(min, 0)) (n - 1 for hop
+    counts), stays below INT16_INF, else int32 below INT32_INF, float32 below 2**24; float64
+    otherwise. It is never inexact: a target offering none of these is refused by name. A dtype
+    given by name is computed in and returned, and an integer one the bound does not fit is
+    refused (GraphInputError): unreachable pairs are np.inf in float dtypes, INT16_INF in int16
+    and INT32_INF in int32 (tiling.semirings).
 
     directed: False uses every edge in both directions. weight: a networkx graph's edge
     attribute. null_value: which entries of a dense matrix mean "no arc" besides inf (0 as in
@@ -164,7 +173,7 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     CPU's sparse code does not stand in for).
 
     semiring: a registered semiring (tiling.semirings), what each reads and what its result
-    holds (INF below: inf in float dtypes, INT32_INF in int32):
+    holds (INF below: inf in float dtypes, INT32_INF in int32, INT16_INF in int16):
       'min-plus' (shortest paths): as above.
       'max-min' (widest paths): integer or float weights; unreachable is -INF, a vertex to
         itself +INF.
@@ -238,53 +247,85 @@ def sparse_stands_in(target: Target) -> bool:
 
 def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:
     """dtype='auto': for min-plus the narrowest exact kernel type the target computes in (logged
-    with the reason), for other semirings their first type."""
+    with the reason; never an inexact one), for other semirings their first type."""
     if ring is not MIN_PLUS or summary is None:
         return ring.dtypes[0]
-    exact, why = summary.exact_dtype()
-    offered = find_target(target).dtypes
-    chosen = exact.name if exact.name in offered else ("float64" if "float64" in offered else "float32")
-    note = "" if chosen == exact.name else f" (target {target} has no {exact.name}: distances may round)"
-    log.info("dtype='auto' chose %s: %s%s", chosen, why, note)
+    exact = summary.exact_dtypes()
+    offered = [name for name in exact if name in find_target(target).dtypes]
+    if not offered:
+        raise ValueError(f"dtype='auto': target {target!r} computes in none of the types exact for these weights "
+                         f"({', '.join(exact)}); pass a dtype by name to accept rounding, or use target 'cpu'")
+    chosen = offered[0]
+    skipped = list(exact)[:list(exact).index(chosen)]
+    note = f" (target {target} has no {', '.join(skipped)})" if skipped else ""
+    log.info("dtype='auto' chose %s: %s%s", chosen, exact[chosen], note)
     return chosen
+
+
+def in_dissection_order(graph, n: int, directed: bool, weight: str):
+    """(graph, directed, position): a sparse input's arcs renumbered in nested-dissection order
+    (polyfw.graphs.ordering), position[v] being vertex v's new number, so that blocked FW skips
+    the blocks that hold no path; a dense or dense-enough input as it is, position None."""
+    if isinstance(graph, np.ndarray):
+        return graph, directed, None
+    found, input_directed = edges_or_dense(graph, weight)
+    directed = directed and input_directed
+    arcs = len(found.source) * (1 if directed else 2) if isinstance(found, Edges) else n * n
+    if not worth_reordering(n, arcs):
+        return graph, directed, None
+    order = dissection_order(n, found.source, found.target)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    log.debug("solve: %d vertices, %d arcs: computing in nested-dissection order", n, arcs)
+    return Edges(n, position[found.source], position[found.target], found.weight), directed, position
 
 
 def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,
                  predecessors: bool, weight: str, as_scipy: bool):
     """Floyd-Warshall by the schedule in `dtype_name`; as_scipy: float64 with inf returned."""
     # the kernels take padded rows: the input is written straight into them
-    matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
-    distances = matrix[:, :n]
-    if ring is MIN_PLUS:
-        as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances, null_value=np.inf)
-    else:
-        distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
-    chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
-    runtime = chosen_runtime(schedule, n, dtype_name, target)
-    compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
-                        **({"predecessors": True} if predecessors else {}),
-                        **({"runtime": runtime} if runtime is not None
-                           and not find_target(target).is_default("runtime", runtime) else {}))
-    # int32 sums through INF can fall below INF when edges are negative (_restore_unreachable);
-    # INF is above every weight, so the matrix's minimum is the lightest edge
-    lightest_edge = min(float(distances.min()), 0.0) if ring is MIN_PLUS and dtype_name == "int32" else 0.0
-    pred = None
-    if predecessors:
-        pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
-        pred[:, :n] = initial_predecessors(distances)
-    negative_at = compiled(matrix, pred)
+    with phase("input"):
+        matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
+        distances = matrix[:, :n]
+        position = None
+        if ring is MIN_PLUS:
+            if not predecessors:  # (predecessors name vertices: they stay in the input's order)
+                graph, directed, position = in_dissection_order(graph, n, directed, weight)
+            as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances, null_value=np.inf)
+        else:
+            distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
+        # integer sums through INF can fall below INF when edges are negative (_restore_unreachable);
+        # INF is above every weight, so the matrix's minimum is the lightest edge
+        lightest_edge = min(float(distances.min()), 0.0) if ring is MIN_PLUS and dtype_name in INTEGER_INF else 0.0
+        pred = None
+        if predecessors:
+            pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
+            pred[:, :n] = initial_predecessors(distances)
+    with phase("schedule"):
+        chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
+        runtime = chosen_runtime(schedule, n, dtype_name, target)
+        compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
+                            **({"predecessors": True} if predecessors else {}),
+                            **({"runtime": runtime} if runtime is not None
+                               and not find_target(target).is_default("runtime", runtime) else {}))
+    with phase("run"):
+        negative_at = compiled(matrix, pred)
+    note_run(getattr(compiled, "last_run", {}))
     if negative_at >= 0:  # only min-plus has pivots that improve on themselves
         raise NegativeCycleError(negative_at)
-    distances = matrix[:, :n]
-    if distances.dtype == np.int32 and lightest_edge < 0:
-        leaked = _restore_unreachable(distances, lightest_edge)
-        if pred is not None:
-            pred[:, :n][leaked] = NO_PREDECESSOR
-    if ring.name == "or-and":
-        return distances.astype(bool)
-    # one conversion at the end: int32's INF becomes inf (float64 for a scipy user), else one copy
-    distances = float64_distances(distances) if as_scipy and distances.dtype != np.float64 \
-        else np.ascontiguousarray(distances)
+    with phase("output"):
+        distances = matrix[:, :n]
+        if lightest_edge < 0:
+            leaked = _restore_unreachable(distances, lightest_edge)
+            if pred is not None:
+                pred[:, :n][leaked] = NO_PREDECESSOR
+        if ring.name == "or-and":
+            return distances.astype(bool)
+        # one conversion at the end: an integer INF becomes inf (float64 for a scipy user), else one copy
+        if as_scipy and distances.dtype != np.float64:
+            distances = float64_distances(distances, position)
+        else:
+            distances = np.ascontiguousarray(distances if position is None else distances[np.ix_(position, position)])
     if pred is None:
         return distances
     return distances, np.ascontiguousarray(pred[:, :n])

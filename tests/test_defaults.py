@@ -15,7 +15,7 @@ from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 import polyfw
 from polyfw.cli import main
 from polyfw.graphs import GraphInputError, random_graph
-from tiling.semirings import INT32_INF
+from tiling.semirings import INT16_INF, INT32_INF
 
 
 def road_like(n=60, seed=3):
@@ -23,14 +23,20 @@ def road_like(n=60, seed=3):
     return random_graph(n, 3 * n, weights=(1, 50), seed=seed).to_sparse().tocsr()
 
 
-def test_no_options_computes_in_int32_and_returns_what_scipy_returns(caplog):
-    graph = road_like()
+def test_no_options_computes_in_the_narrowest_exact_type_and_returns_what_scipy_returns(caplog):
+    graph = road_like()  # 59 arcs of at most 50 on any path: below INT16_INF
     with caplog.at_level(logging.INFO, logger="polyfw"):
         got = polyfw.solve(graph)
     assert got.dtype == np.float64 and np.array_equal(got, scipy_shortest_path(graph))
-    assert f"dtype='auto' chose int32: integer weights whose path lengths stay below INT32_INF = {INT32_INF}" \
+    assert f"dtype='auto' chose int16: integer weights whose path lengths stay below INT16_INF = {INT16_INF}" \
         in caplog.text
     assert "method='auto' chose" in caplog.text and got.method_choice is not None
+    heavier = road_like() * 20  # up to 59 x 1000: past INT16_INF, far below INT32_INF
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="polyfw"):
+        assert np.array_equal(polyfw.solve(heavier), scipy_shortest_path(heavier))
+    assert f"dtype='auto' chose int32: integer weights whose path lengths stay below INT32_INF = {INT32_INF}" \
+        in caplog.text
 
 
 def test_fractional_or_huge_integer_weights_stay_in_float64(caplog):
@@ -61,7 +67,7 @@ def test_method_auto_weighs_dense_against_sparse_at_the_chosen_type(monkeypatch)
                         real(n, m, dtype, {"dense": {dtype: 1e6}}))  # a slow dense rate: sparse wins
     graph = road_like()
     got = polyfw.solve(graph)
-    assert asked == [(60, graph.nnz, "int32")] and got.method_choice.method == "sparse"
+    assert asked == [(60, graph.nnz, "int16")] and got.method_choice.method == "sparse"
     assert np.array_equal(got, scipy_shortest_path(graph))
     # a schedule asked for is Floyd-Warshall by that schedule
     assert not hasattr(polyfw.solve(road_like(), schedule="classic:tile=16"), "method_choice") or \

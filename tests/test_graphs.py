@@ -67,7 +67,7 @@ def test_networkx_graphs():
         (np.zeros((2, 3)), None, "square"),
         (np.array([[0, np.nan], [1, 0]]), None, "NaN"),
         (np.array([[0, -INF], [1, 0]]), None, "NaN or -inf"),
-        (np.zeros((2, 2)), np.int64, "float32, float64 or int32"),
+        (np.zeros((2, 2)), np.int64, "float32, float64, int16 or int32"),
         (np.array([["a", "b"], ["c", "d"]]), None, "real numbers"),
         (np.array([[0, 0.5], [1, 0]]), np.int32, "integer weights"),
         (np.array([[0, 2e9], [1, 0]]), np.int32, f"INT32_INF = {INT32_INF}"),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
 
 from .registry import Registry
 from .render import fill
@@ -28,6 +29,13 @@ from .render import fill
 #: The int32 infinity, written once: INF + INF = 2**31 - 2 still fits, so a kernel may add two
 #: INF entries without overflow, and with |weights| bounded every real path stays far below it.
 INT32_INF = 2**30 - 1
+#: The int16 infinity, the type's largest value: twice int32's lanes per vector, but no room above
+#: INF, so int16 sums saturate (SATURATING): INF + w stays INF for w >= 0 and no sum wraps.
+INT16_INF = 2**15 - 1
+#: each integer element type's infinity (solve's 'unreachable' in that type)
+INTEGER_INF = {"int16": INT16_INF, "int32": INT32_INF}
+#: element types whose sums are clamped to the type's range (x86: vpaddsw) instead of cast back
+SATURATING = ("int16",)
 
 
 def top(dtype) -> float | int:
@@ -35,9 +43,7 @@ def top(dtype) -> float | int:
     dtype = np.dtype(dtype)
     if dtype == np.uint8:
         return 1
-    if dtype == np.int32:
-        return INT32_INF
-    return np.inf
+    return INTEGER_INF.get(dtype.name, np.inf)
 
 
 def bottom(dtype) -> float | int:
@@ -70,7 +76,8 @@ class Operation:
         return fill(self.python, x=x, y=y)
 
     def llvm(self, builder, x, y, floating: bool, signed: bool):
-        """The LLVM IR of x (op) y on vectors or scalars of one element type."""
+        """The LLVM IR of x (op) y on vectors or scalars of one element type (a SATURATING type's
+        sum: llvm.sadd.sat, the clamp the Python kernels write as `Semiring.narrow`)."""
         if self.keeps is not None:
             if floating:
                 chosen = builder.fcmp_ordered(self.keeps, x, y)
@@ -78,6 +85,12 @@ class Operation:
                 chosen = (builder.icmp_signed if signed else builder.icmp_unsigned)(self.keeps, x, y)
             return builder.select(chosen, x, y)
         if self.name == "add":
+            element = getattr(x.type, "element", x.type)  # of a vector, or the scalar type
+            if not floating and signed and f"int{element.width}" in SATURATING:
+                shape = f"v{x.type.count}" if isinstance(x.type, ir.VectorType) else ""
+                adds = builder.module.declare_intrinsic(f"llvm.sadd.sat.{shape}i{element.width}", (),
+                                                        ir.FunctionType(x.type, [x.type, x.type]))
+                return builder.call(adds, [x, y])
             return builder.fadd(x, y) if floating else builder.add(x, y)
         return builder.fmul(x, y) if floating else builder.mul(x, y)
 
@@ -118,7 +131,7 @@ class Semiring:
         return f"{x} {self.plus.keeps} {y}"
 
     def combine(self, x: str, y: str) -> str:
-        """Python: x (x) y (an int32 result is cast back by the caller where `widens`)."""
+        """Python: x (x) y (an integer result is brought back by the caller where `widens`: `narrow`)."""
         return self.times(x, y)
 
     def keep(self, current: str, offered: str) -> str:
@@ -128,6 +141,17 @@ class Semiring:
     def widens(self, dtype: str) -> bool:
         """Whether x (x) y comes back wider than `dtype` in Numba and must be cast back."""
         return self.times.widens and np.dtype(dtype).kind in "iu"
+
+    def narrow(self, dtype: str, expression: str) -> str:
+        """Python bringing x (x) y (`expression`) back into `dtype` in a Numba kernel: cast where it
+        `widens`, clamped to the type's range first where the type is SATURATING (the vector kernels'
+        llvm.sadd.sat), so every kernel computes the same values."""
+        if not self.widens(dtype):
+            return expression
+        if np.dtype(dtype).name in SATURATING:
+            limits = np.iinfo(dtype)
+            expression = f"min(max({expression}, {limits.min}), {limits.max})"
+        return f"np.{np.dtype(dtype).name}({expression})"
 
     def no_path(self, dtype) -> float | int:
         """What 'no path' is stored as in `dtype`: the (+)-identity of the carrier."""
@@ -157,7 +181,7 @@ SEMIRINGS: Registry[Semiring] = Registry("semiring")
 register = SEMIRINGS.register
 
 
-register(Semiring("min-plus", MIN, ADD, "shortest paths", ("float32", "float64", "int32")))
+register(Semiring("min-plus", MIN, ADD, "shortest paths", ("float32", "float64", "int16", "int32")))
 register(Semiring("max-min", MAX, MIN, "widest (bottleneck) paths", ("float32", "float64", "int32")))
 register(Semiring("min-max", MIN, MAX, "minimax paths (the smallest largest edge)", ("float32", "float64", "int32")))
 register(Semiring("or-and", MAX, MIN, "reachability (transitive closure), on 0/1 bytes", ("uint8",)))

@@ -170,8 +170,9 @@ def _solve(parser: argparse.ArgumentParser) -> None:
     target_flag(parser)
     dtypes = dict.fromkeys(["auto", *DTYPE_NAMES, *(dtype for ring in SEMIRINGS.values() for dtype in ring.dtypes)])
     parser.add_argument("--dtype", default="auto", choices=list(dtypes),
-                        help="auto (default): int32 where exact, else float64 (float32 on GPUs), saved as float64 "
-                             "with inf; a named dtype is computed in and saved (a semiring's own: or-and's uint8)")
+                        help="auto (default): the narrowest exact type (int16, int32, float32, float64) the target "
+                             "offers, saved as float64 with inf; a named dtype is computed in and saved (a "
+                             "semiring's own: or-and's uint8)")
     parser.add_argument("--undirected", action="store_true", help="use every edge in both directions")
     semiring_flag(parser)
     parser.add_argument("--method", default="auto", choices=SOLVE_METHODS,

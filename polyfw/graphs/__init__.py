@@ -9,11 +9,12 @@ input, the Minnesota road network.
 from .datasets import minnesota_road_graph, polybench_matrix, random_graph
 from .edges import Edges, GraphInputError
 from .formats import MATRIX_FORMATS, READERS, read_dimacs, read_graph, read_matrix_market, write_matrix
-from .inputs import (NO_PREDECESSOR, SHORTEST_PATH_DTYPES, WeightSummary, as_dense, as_float_distances,
-                     as_semiring_matrix, dense_to_sparse, inf_of, missing_edges, null_as_inf, resolve_dtype,
-                     summarize_weights, vertex_count)
+from .inputs import (EXACT_BELOW, NO_PREDECESSOR, SHORTEST_PATH_DTYPES, WeightSummary, as_dense, as_float_distances,
+                     as_semiring_matrix, check_integer_weights, dense_to_sparse, inf_of, missing_edges, null_as_inf,
+                     path_bound, resolve_dtype, summarize_weights, vertex_count)
 
-__all__ = ["Edges", "GraphInputError", "MATRIX_FORMATS", "NO_PREDECESSOR", "READERS", "SHORTEST_PATH_DTYPES",
-           "WeightSummary", "as_dense", "as_float_distances", "as_semiring_matrix", "dense_to_sparse", "inf_of",
-           "minnesota_road_graph", "missing_edges", "null_as_inf", "polybench_matrix", "random_graph", "read_dimacs",
-           "read_graph", "read_matrix_market", "resolve_dtype", "summarize_weights", "vertex_count", "write_matrix"]
+__all__ = ["EXACT_BELOW", "Edges", "GraphInputError", "MATRIX_FORMATS", "NO_PREDECESSOR", "READERS",
+           "SHORTEST_PATH_DTYPES", "WeightSummary", "as_dense", "as_float_distances", "as_semiring_matrix",
+           "check_integer_weights", "dense_to_sparse", "inf_of", "minnesota_road_graph", "missing_edges",
+           "null_as_inf", "path_bound", "polybench_matrix", "random_graph", "read_dimacs", "read_graph",
+           "read_matrix_market", "resolve_dtype", "summarize_weights", "vertex_count", "write_matrix"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tiling.semirings import INT32_INF
+from tiling.semirings import INTEGER_INF, bottom, top
 
 from .edges import Edges, GraphInputError
 
@@ -156,7 +156,7 @@ def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:
         np.savetxt(path, matrix, fmt="%.9g" if matrix.dtype.itemsize <= 4 else "%.17g", delimiter=",")
         return
     text = matrix.astype(np.int64).astype(str)
-    if matrix.dtype == np.int32:  # int32 distances mark unreachable with INT32_INF
-        text[matrix >= INT32_INF] = "inf"
-        text[matrix <= -INT32_INF] = "-inf"
+    if matrix.dtype.name in INTEGER_INF:  # integer distances mark unreachable with their dtype's INF
+        text[matrix >= top(matrix.dtype)] = "inf"
+        text[matrix <= bottom(matrix.dtype)] = "-inf"
     np.savetxt(path, text, fmt="%s", delimiter=",")

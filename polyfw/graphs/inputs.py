@@ -5,8 +5,9 @@ Semantics (the same for every input): a[i, j] is the weight of edge i -> j,
 INF where there is none, and the diagonal is min(0, self-loop). Parallel
 edges keep the lightest. Negative edges are fine; negative cycles are found
 by the solver. Bad input raises GraphInputError naming what is wrong. INF is
-the dtype's top (tiling.semirings.top): inf, or INT32_INF in int32, where with
-|weights| bounded (see as_dense) every real path stays far below it.
+the dtype's top (tiling.semirings.top): inf, or INT32_INF in int32 and INT16_INF
+in int16, which an integer dtype is used only where a proved bound on every
+path (path_bound) stays below.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from tiling.semirings import INT32_INF, MIN_PLUS, Semiring, bottom, top
+from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
 from .edges import Edges, GraphInputError
 from .formats import read_graph
@@ -26,6 +27,11 @@ from .formats import read_graph
 SHORTEST_PATH_DTYPES = tuple(np.dtype(name) for name in MIN_PLUS.dtypes)
 #: scipy's mark for "no predecessor"
 NO_PREDECESSOR = -9999
+#: the kernel dtypes exact for integer weights, in dtype='auto''s order (INTEGER_INF lists the
+#: narrowest first), each with the bound every path must stay below: an integer type's INF (a path
+#: reaching it would read as unreachable), float32's 2**24 (above it not every integer is a
+#: float32); float64 is the fallback
+EXACT_BELOW = {**INTEGER_INF, "float32": 2**24}
 
 
 def resolve_dtype(dtype) -> np.dtype:
@@ -127,14 +133,17 @@ class WeightSummary:
     lightest: float
     heaviest: float
 
-    def exact_dtype(self) -> tuple[np.dtype, str]:
-        """The narrowest kernel dtype whose distances are exact here, and why."""
-        spread = self.heaviest - min(self.lightest, 0.0)
-        if self.integer and (self.n - 1) * spread < INT32_INF:
-            return np.dtype(np.int32), f"integer weights whose path lengths stay below INT32_INF = {INT32_INF}"
-        why = f"integer weights whose path lengths may pass INT32_INF = {INT32_INF}" if self.integer \
+    def exact_dtypes(self) -> dict[str, str]:
+        """Every kernel dtype whose distances are exact here, narrowest first (float64 last), by
+        name, each with why."""
+        bound = path_bound(self.n, self.lightest, self.heaviest)
+        exact = {name: f"integer weights whose path lengths stay below {_limit_name(name)} "
+                       f"((n-1)*(max-min) = {bound:g})"
+                 for name, limit in EXACT_BELOW.items() if self.integer and bound < limit}
+        widest = max(INTEGER_INF, key=INTEGER_INF.get)
+        why = f"integer weights whose path lengths may pass {_limit_name(widest)}" if self.integer \
             else "fractional weights"
-        return np.dtype(np.float64), why
+        return exact | {"float64": why}
 
 
 def summarize_weights(graph, weight: str = "weight", null_value: float | None = None) -> WeightSummary:
@@ -156,21 +165,33 @@ def summarize_weights(graph, weight: str = "weight", null_value: float | None = 
     return WeightSummary(n, int(values.size), integer, float(values.min()), float(values.max()))
 
 
-def _check_int32_range(matrix: np.ndarray, finite: np.ndarray) -> None:
-    if not finite.any():
+def path_bound(n: int, lightest: float, heaviest: float) -> float:
+    """A proved bound on how far any path's length (and any path through one missing edge, from
+    INF) may move: (n-1)*(max(max, 0) - min(min, 0)); for hop counts (every weight 1), n - 1."""
+    return max(n - 1, 0) * (max(heaviest, 0.0) - min(lightest, 0.0))
+
+
+def _limit_name(dtype_name: str) -> str:
+    return f"{dtype_name.upper()}_INF = {EXACT_BELOW[dtype_name]}" if dtype_name in INTEGER_INF \
+        else f"2**24 = {EXACT_BELOW[dtype_name]} (float32's exact integers)"
+
+
+def check_integer_weights(weights: np.ndarray, n: int, dtype) -> None:
+    """Refuse weights an integer kernel dtype would not compute with exactly: fractional ones, and
+    any whose path_bound reaches its INF (naming the narrowest type that holds them)."""
+    dtype = np.dtype(dtype)
+    if not weights.size:
         return
-    values = matrix[finite]
-    if (values.astype(np.int64) != values).any():
-        raise GraphInputError("int32 needs integer weights; use float32 or float64 for fractional ones")
-    _check_int32_spread(float(values.max()) - min(float(values.min()), 0.0), matrix.shape[0])
-
-
-def _check_int32_spread(spread: float, n: int) -> None:
-    if (n - 1) * spread >= INT32_INF:
+    if weights.dtype.kind == "f" and (weights.astype(np.int64) != weights).any():
+        raise GraphInputError(f"{dtype.name} needs integer weights; use float32 or float64 for fractional ones")
+    lightest, heaviest = float(weights.min()), float(weights.max())
+    bound = path_bound(n, lightest, heaviest)
+    if bound >= top(dtype):
+        fits = [name for name, inf in INTEGER_INF.items() if bound < inf]
         raise GraphInputError(
-            f"weights span {spread:g} over {n} vertices: (n-1)*(max-min) must stay below INT32_INF = {INT32_INF} "
-            "for exact int32 distances; use float64"
-        )
+            f"weights from {lightest:g} to {heaviest:g} over {n} vertices: (n-1)*(max-min) = {bound:g} must stay "
+            f"below {_limit_name(dtype.name)} for exact {dtype.name} distances; use {fits[0] if fits else 'float64'} "
+            "(dtype='auto' picks the narrowest exact type)")
 
 
 def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
@@ -193,28 +214,34 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
     edges, input_directed = edges_or_dense(graph, weight)
     if isinstance(edges, Edges):
         check_weights(edges.weight, "edge list")
-        _check_exact_sums(edges.weight, edges.n, dtype)
-        matrix = np.full((edges.n, edges.n), np.inf)
-        np.minimum.at(matrix, (edges.source, edges.target), edges.weight.astype(np.float64))
-    else:
-        edges = null_as_inf(edges, null_value)
-        _check_exact_sums(edges, edges.shape[0], dtype)
-        if dtype.kind == "f" or edges.dtype.kind in "iu":
-            # dense floats, or dense integers to int32 (every entry an edge): one copy, no float64
-            # detour (solve's overhead; the detour cost 0.6 s at n = 4096 in int32)
-            if dtype == np.int32 and edges.size:
-                _check_int32_spread(float(edges.max()) - min(float(edges.min()), 0.0), edges.shape[0])
-            matrix = np.empty(edges.shape, dtype) if out is None else out
-            np.copyto(matrix, edges, casting="unsafe")
-            return _closed_diagonal(matrix, directed and input_directed)
-        matrix = edges.astype(np.float64, copy=True)
-    matrix = _closed_diagonal(matrix, directed and input_directed)
-    if dtype == np.int32:
+        arc = np.isfinite(edges.weight)  # an arc of weight inf is none
+        weights = edges.weight[arc]
+        _check_exact_sums(weights, edges.n, dtype)
+        if dtype.kind == "i":
+            check_integer_weights(weights, edges.n, dtype)
+        # straight into the kernel dtype: an n x n float64 detour cost as much as int16's whole
+        # pivot and panel work at n = 4096
+        matrix = np.empty((edges.n, edges.n), dtype) if out is None else out
+        matrix[...] = top(dtype)
+        np.minimum.at(matrix, (edges.source[arc], edges.target[arc]), weights.astype(dtype))
+        return _closed_diagonal(matrix, directed and input_directed)
+    edges = null_as_inf(edges, null_value)
+    _check_exact_sums(edges, edges.shape[0], dtype)
+    if dtype.kind == "f" or edges.dtype.kind in "iu":
+        # dense floats, or dense integers to an integer dtype (every entry an edge): one copy, no
+        # float64 detour (solve's overhead; the detour cost 0.6 s at n = 4096 in int32)
+        if dtype.kind == "i":
+            check_integer_weights(edges, edges.shape[0], dtype)
+        matrix = np.empty(edges.shape, dtype) if out is None else out
+        np.copyto(matrix, edges, casting="unsafe")
+        return _closed_diagonal(matrix, directed and input_directed)
+    matrix = _closed_diagonal(edges.astype(np.float64, copy=True), directed and input_directed)
+    if dtype.kind == "i":
         finite = np.isfinite(matrix)
-        _check_int32_range(matrix, finite)
-        result = np.full(matrix.shape, INT32_INF, dtype=np.int32) if out is None else out
-        result[...] = INT32_INF
-        result[finite] = matrix[finite].astype(np.int32)
+        check_integer_weights(matrix[finite], matrix.shape[0], dtype)
+        result = np.empty(matrix.shape, dtype=dtype) if out is None else out
+        result[...] = top(dtype)
+        result[finite] = matrix[finite].astype(dtype)
         return result
     if out is None:
         return matrix.astype(dtype)
@@ -339,7 +366,7 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
 
 def missing_edges(matrix: np.ndarray) -> np.ndarray:
     """Where a dense kernel matrix holds its dtype's INF."""
-    return matrix == INT32_INF if matrix.dtype == np.int32 else ~np.isfinite(matrix)
+    return matrix == top(matrix.dtype) if matrix.dtype.name in INTEGER_INF else ~np.isfinite(matrix)
 
 
 def as_float_distances(matrix: np.ndarray) -> np.ndarray:

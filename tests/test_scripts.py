@@ -21,4 +21,4 @@ def test_dataflow_table_script():
     )
     assert result.returncode == 0, result.stderr
     # seed 004's example: barrier 36 steps at 88.9%, dataflow 33 at 97.0%, the bound 33
-    assert "| 4 | 2 | generalized κ=2 | 36 | 88.9% | 33 | 97.0% | 33 | +0.0% |" in result.stdout
+    assert "| 4 | 2 | generalized κ=2 | schedule | 36 | 88.9% | 33 | 97.0% | 33 | +0.0% |" in result.stdout

@@ -1,20 +1,24 @@
-"""Barrier against dataflow runtime, per schedule, with the simulator's prediction beside each (issue 13).
-Not a test.
+"""Barrier against dataflow runtime, per schedule and priority, with the simulator's prediction
+beside each (issue 13). Not a test.
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/dataflow.py [--sizes 1024 2048 4096] [--tiles 64 128 256]
 
-For each schedule: the barrier runtime, the dataflow runtime with seed 004's
-block-row ownership, and with one shared ready list, in interleaved rounds
-on the same input (each result checked against the barrier's), medians as
-ratios to the barrier. The prediction is the simulator's barrier time over
-its dataflow time on as many processors as threads, each tile-layer lasting
-what its kernel took on one thread (I: the nest's order; SD, DD: the
-product). A last table runs both runtimes on one thread: no parallelism to
-gain, so the ratio is the dataflow runtime's own cost per tile-layer.
+For each schedule: the barrier runtime, and the dataflow runtime with seed
+004's block-row ownership ("own") and with one shared list ("shared"), each
+taking ready tile-layers in the schedule's order ("sched.") and on the
+critical path with lookahead ("crit."; schedules.simulate.priority_order),
+in interleaved rounds on the same input (each result checked against the
+barrier's), medians as ratios to the barrier. The predictions are the
+simulator's barrier time over its dataflow time under each priority on as
+many processors as threads, each tile-layer lasting what its kernel took on
+one thread (I: the pivot block's kernel; SD, DD: the product). A last table runs
+both runtimes on one thread: no parallelism to gain, so the ratio is the
+dataflow runtime's own cost per tile-layer.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 
@@ -25,50 +29,62 @@ from codegen.cpu import _compile_kernels, generate_cpu  # noqa: E402  (first: it
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from codegen.kernels import KernelOptions  # noqa: E402
+from codegen.dataflow import PRIORITY, DataflowRun  # noqa: E402
+from codegen.kernels import ROLE_KERNELS, KernelOptions  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.configuration import resolve_schedule  # noqa: E402
 from polyfw.solve import padded_stride  # noqa: E402
 from schedules.cost import tile_view  # noqa: E402
-from schedules.simulate import dataflow_times, role_durations, stage_barrier_times  # noqa: E402
+from schedules.simulate import (PRIORITIES, dataflow_times, priority_order, role_durations,  # noqa: E402
+                                stage_barrier_times)
 
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
 
 FAMILIES = ["classic", "generalized:kappa=2", "recursive"]
+LISTS = {"dataflow": "own", "dataflow-shared": "shared"}
+SHORT = {"schedule": "sched.", "critical-path": "crit."}
 
 
 def kernel_seconds(dtype: str, tile: int) -> dict[str, float]:
-    """One tile-layer's time on one thread: the nest's order (I) and the product (SD, DD)."""
+    """One tile-layer's time on one thread, by role: the pivot block's kernel (I) and the product (SD, DD)."""
     kernels = _compile_kernels(KernelOptions(dtype=dtype))[0]
     a = np.ones((3 * tile, 3 * tile + 16), dtype=dtype)
     status = np.full(1, -1, dtype=np.int64)
     t = tile
     found = {}
-    for role, run in (("I", lambda: kernels.relax_layers(a, 0, t, 0, t, 0, t, status)),
-                      ("DD", lambda: kernels.relax_product(a, 0, t, t, 2 * t, 2 * t, 3 * t, status))):
-        run()
+    for role, bounds in (("I", (0, t, 0, t, 0, t)), ("DD", (0, t, t, 2 * t, 2 * t, 3 * t))):
+        kernel = getattr(kernels, ROLE_KERNELS[role])
+        kernel(a, *bounds, status)
         samples = []
         for _ in range(7):
             started = time.perf_counter()
-            run()
+            kernel(a, *bounds, status)
             samples.append(time.perf_counter() - started)
         found[role] = min(samples)
     return {"I": found["I"], "SD_row": found["DD"], "SD_col": found["DD"], "DD": found["DD"]}
 
 
-def predicted_gain(schedule, seconds: dict[str, float], procs: int) -> float:
+def predicted_gains(schedule, seconds: dict[str, float], procs: int) -> dict[str, float]:
+    """The simulator's barrier time over its dataflow time, per priority."""
     view = tile_view(schedule)
     durations = role_durations(view, seconds)
     barrier, _ = stage_barrier_times(view, procs, durations)
-    return barrier / dataflow_times(view, procs, durations).makespan
+    return {priority: barrier / dataflow_times(view, procs, durations, priority).makespan for priority in PRIORITIES}
 
 
 def contenders(spec: str, n: int, dtype: str) -> tuple[dict[str, object], object]:
+    """The barrier runtime, then each list of LISTS under each priority, named 'own, crit.' etc."""
     schedule = resolve_schedule(spec, n, dtype)
     options = KernelOptions(dtype=dtype)
-    return {"barrier": generate_cpu(schedule, options, "barrier"),
-            "dataflow, own rows first": generate_cpu(schedule, options, "dataflow"),
-            "dataflow, shared list": generate_cpu(schedule, options, "dataflow-shared")}, schedule
+    view = tile_view(schedule)
+    runs = {"barrier": generate_cpu(schedule, options, "barrier")}
+    for runtime, lists in LISTS.items():
+        compiled = generate_cpu(schedule, options, runtime)
+        run = compiled._run
+        for priority in PRIORITIES:
+            reordered = DataflowRun(run.runtime, run.calls, priority_order(view, priority), run.n, run.tile, run.owned)
+            runs[f"{lists}, {SHORT[priority]}"] = dataclasses.replace(compiled, _run=reordered)
+    return runs, schedule
 
 
 def measure(runs: dict, n: int, dtype: str, rounds: int) -> dict[str, float]:
@@ -88,7 +104,10 @@ def main() -> None:
     threads = numba.get_num_threads()
     print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}, {cpu['vector_bytes']}-byte vectors; "
           f"{threads} threads; {args.dtype}")
-    print(f"{'n':>5} {'tile':>4} {'schedule':22s} {'barrier':>9} {'own rows':>9} {'shared':>9} {'predicted':>9}")
+    dataflows = [f"{lists}, {SHORT[priority]}" for lists in LISTS.values() for priority in PRIORITIES]
+    predictions = [f"pred. {SHORT[priority]}" for priority in PRIORITIES]
+    print(f"{'n':>5} {'tile':>4} {'schedule':22s} {'barrier':>9} "
+          + " ".join(f"{x:>13}" for x in dataflows + predictions))
     for n in args.sizes:
         for tile in args.tiles:
             if -(-n // tile) > 64:
@@ -99,18 +118,18 @@ def main() -> None:
                 runs, schedule = contenders(spec, n, args.dtype)
                 times = measure(runs, n, args.dtype, args.rounds)
                 barrier = times["barrier"]
-                print(f"{n:5d} {tile:4d} {schedule.family + ' ' + str(schedule.params):22s} "
-                      f"{n**3 / barrier / 1e9:7.1f} G "
-                      f"x{barrier / times['dataflow, own rows first']:7.3f} x{barrier / times['dataflow, shared list']:7.3f} "
-                      f"x{predicted_gain(schedule, seconds, threads):7.3f}", flush=True)
+                gains = [barrier / times[name] for name in dataflows]
+                gains += predicted_gains(schedule, seconds, threads).values()
+                print(f"{n:5d} {tile:4d} {family:22s} {n**3 / barrier / 1e9:7.1f} G "
+                      + " ".join(f"{'x':>7}{gain:6.3f}" for gain in gains), flush=True)
     print("one thread (the dataflow runtime's own cost):")
     numba.set_num_threads(1)
     for n, tile in ((2048, 128), (1024, 64)):
         runs, _ = contenders(f"classic:tile={tile}", n, args.dtype)
-        times = measure({name: runs[name] for name in ("barrier", "dataflow, own rows first")}, n, args.dtype,
-                        args.rounds)
-        ratio = times["dataflow, own rows first"] / times["barrier"]
-        per_tile = (times["dataflow, own rows first"] - times["barrier"]) / (-(-n // tile)) ** 3
+        flow = f"own, {SHORT[PRIORITY]}"
+        times = measure({name: runs[name] for name in ("barrier", flow)}, n, args.dtype, args.rounds)
+        ratio = times[flow] / times["barrier"]
+        per_tile = (times[flow] - times["barrier"]) / (-(-n // tile)) ** 3
         print(f"  n = {n}, tile {tile}: dataflow / barrier = {ratio:.3f} "
               f"({per_tile * 1e6:+.2f} us per tile-layer of {times['barrier'] / (-(-n // tile)) ** 3 * 1e6:.1f} us)")
 

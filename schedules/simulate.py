@@ -109,49 +109,142 @@ class DataflowTimes:
     locality: float
 
 
-def tile_predecessors(units: np.ndarray, n: int, tile: int) -> list[list[int]]:
-    """For each unit (kb, ib, jb), the indices of the units it waits for: its block's previous
-    layer and the direct predecessors isl derives (tiling.tile_dependences)."""
+def predecessor_table(units: np.ndarray, n: int, tile: int) -> np.ndarray:
+    """For each unit (kb, ib, jb), the indices of the units it waits for, -1 padded: its block's
+    previous layer first, then the direct predecessors isl derives (tiling.tile_dependences)."""
     blocks = -(-n // tile)
     index = np.full(blocks**3, -1, dtype=np.int64)
     number = (units[:, 0].astype(np.int64) * blocks + units[:, 1]) * blocks + units[:, 2]
     index[number] = np.arange(len(units))
     kb, ib, jb = (units[:, d].astype(np.int64) for d in range(3))
-    found: list[list[int]] = [[] for _ in range(len(units))]
-    own = np.nonzero(kb > 0)[0]
-    for u in own:
-        found[u].append(int(index[number[u] - blocks * blocks]))
+    rules = predecessor_rules(n, tile)
+    table = np.full((len(units), 1 + len(rules)), -1, dtype=np.int64)
+    own = kb > 0
+    table[own, 0] = index[number[own] - blocks * blocks]
+    filled = own.astype(np.int64)
     names = {"kb": kb, "ib": ib, "jb": jb, "n": n, "min": np.minimum, "max": np.maximum}
-    for rule in predecessor_rules(n, tile):
-        applies = np.broadcast_to(eval(rule.condition, {}, names), kb.shape)
-        source = [np.broadcast_to(eval(text, {}, names), kb.shape) for text in (rule.kb, rule.ib, rule.jb)]
-        for u in np.nonzero(applies)[0]:
-            found[u].append(int(index[(source[0][u] * blocks + source[1][u]) * blocks + source[2][u]]))
-    return found
+    for rule in rules:
+        applies = np.nonzero(np.broadcast_to(eval(rule.condition, {}, names), kb.shape))[0]
+        source = [np.broadcast_to(eval(text, {}, names), kb.shape)[applies] for text in (rule.kb, rule.ib, rule.jb)]
+        table[applies, filled[applies]] = index[(source[0] * blocks + source[1]) * blocks + source[2]]
+        filled[applies] += 1
+    return table[:, :max(int(filled.max(initial=0)), 1)]
 
 
-def dataflow_times(view: StageView, procs: int, durations: np.ndarray | None = None) -> DataflowTimes:
+def tile_predecessors(units: np.ndarray, n: int, tile: int) -> list[list[int]]:
+    """predecessor_table as lists (no padding)."""
+    return [[int(u) for u in row if u >= 0] for row in predecessor_table(units, n, tile)]
+
+
+#: the orders a dataflow runtime can prefer ready tile-layers in: the schedule's own, or the
+#: schedule's with the critical path moved up (priority_order); the runtime and dataflow_times read it
+PRIORITIES = ("schedule", "critical-path")
+#: the roles whose tile-layers lead the next layer: the pivot block and the panels
+LEADING_ROLES = ("I", "SD_row", "SD_col")
+#: a tile-layer's cost by role for the critical path, in products: the pivot block's closure (blocked
+#: inside its tile) took 1.1-1.8 products' time (benchmarks/dataflow.py times both); the costs only
+#: order leading tile-layers placed together
+ROLE_COSTS = {"I": 1.5, "SD_row": 1.0, "SD_col": 1.0, "DD": 1.0}
+
+
+@njit(cache=True)
+def _upward_ranks(predecessors: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Each unit's longest path to the end, its own length included (units ranked sinks first)."""
+    count = length.shape[0]
+    unranked = np.zeros(count, dtype=np.int64)  # successors not ranked yet
+    for u in range(count):
+        for p in predecessors[u]:
+            if p >= 0:
+                unranked[p] += 1
+    stack = np.empty(count, dtype=np.int64)  # units whose successors are all ranked
+    top = 0
+    for u in range(count):
+        if unranked[u] == 0:
+            stack[top] = u
+            top += 1
+    longest = np.zeros(count)  # longest rank among the ranked successors
+    rank = np.zeros(count)
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        rank[u] = length[u] + longest[u]
+        for p in predecessors[u]:
+            if p >= 0:
+                longest[p] = max(longest[p], rank[u])
+                unranked[p] -= 1
+                if unranked[p] == 0:
+                    stack[top] = p
+                    top += 1
+    return rank
+
+
+@njit(cache=True)
+def _anchors(predecessors: np.ndarray, leads: np.ndarray, topological: np.ndarray) -> np.ndarray:
+    """Where each unit goes in the schedule's order: its own place, or for a leading one the
+    latest anchor among its predecessors (-1: none), i.e. just after the last of them."""
+    anchor = np.empty(leads.shape[0], dtype=np.int64)
+    for u in topological:
+        anchor[u] = u
+        if leads[u]:
+            anchor[u] = -1
+            for p in predecessors[u]:
+                if p >= 0:
+                    anchor[u] = max(anchor[u], anchor[p])
+    return anchor
+
+
+def priority_order(view: StageView, priority: str) -> np.ndarray:
+    """The view's unit indices, the one a dataflow runtime takes first when ready first.
+
+    'critical-path' keeps the schedule's order, and so its locality, but moves
+    the tile-layers that lead the next layer (LEADING_ROLES: its pivot and
+    panels, and the products of this layer they wait for) up to just after
+    their last predecessor: the next layer's pivot and panels overtake the
+    products of this layer that nothing waits for, so a core a barrier would
+    idle finds work. Leading tile-layers placed together go longest path to
+    the end first (the list scheduler's upward rank under ROLE_COSTS), then
+    pivot, panels, the schedule's order. Along a path the anchor rises and,
+    where it stays, the rank falls, so from a legal schedule this is a
+    topological order: one worker never waits.
+    """
+    if priority not in PRIORITIES:
+        raise ValueError(f"priority must be one of {', '.join(PRIORITIES)}, got {priority!r}")
+    position = np.arange(len(view.units))
+    if priority == "schedule":
+        return position
+    predecessors = predecessor_table(view.units, view.n, view.tile)
+    rank = _upward_ranks(predecessors, role_durations(view, ROLE_COSTS))
+    leads = np.isin(view.role, [ROLES.index(role) for role in LEADING_ROLES])
+    leads[predecessors[(predecessors >= 0) & leads[:, None]]] = True
+    anchor = _anchors(predecessors, leads, np.argsort(-rank, kind="stable"))
+    return np.lexsort((position, np.where(leads, view.role, 0), np.where(leads, -rank, 0), leads, anchor))
+
+
+def dataflow_times(view: StageView, procs: int, durations: np.ndarray | None = None,
+                   priority: str = "schedule") -> DataflowTimes:
     """Each unit starts once its predecessors are done and a processor is free; among ready units
-    the schedule's order (the view's) goes first. durations: per unit (default 1)."""
+    the one first in priority_order(view, priority) goes first. durations: per unit (default 1)."""
     if procs < 1:
         raise ValueError(f"procs must be at least 1, got {procs}")
     count = len(view.units)
     length = np.ones(count) if durations is None else np.asarray(durations, dtype=float)
     predecessors = tile_predecessors(view.units, view.n, view.tile)
+    place = np.empty(count, dtype=np.int64)
+    place[priority_order(view, priority)] = np.arange(count)
     successors: list[list[int]] = [[] for _ in range(count)]
     waiting = np.zeros(count, dtype=np.int64)
     for u, sources in enumerate(predecessors):
         waiting[u] = len(sources)
         for s in sources:
             successors[s].append(u)
-    ready = [u for u in range(count) if waiting[u] == 0]
+    ready = [(place[u], u) for u in range(count) if waiting[u] == 0]
     heapq.heapify(ready)
     running: list[tuple[float, int]] = []
     start, end = np.zeros(count), np.zeros(count)
     now, free = 0.0, procs
     while ready or running:
         while ready and free:
-            u = heapq.heappop(ready)
+            _, u = heapq.heappop(ready)
             start[u], end[u] = now, now + length[u]
             heapq.heappush(running, (end[u], u))
             free -= 1
@@ -164,7 +257,7 @@ def dataflow_times(view: StageView, procs: int, durations: np.ndarray | None = N
             for v in successors[f]:
                 waiting[v] -= 1
                 if waiting[v] == 0:
-                    heapq.heappush(ready, v)
+                    heapq.heappush(ready, (place[v], v))
     top = np.zeros(count)  # earliest start with unlimited processors
     for u in np.argsort(start, kind="stable"):
         top[u] = max((top[s] + length[s] for s in predecessors[u]), default=0.0)

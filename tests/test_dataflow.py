@@ -1,15 +1,21 @@
-"""The dataflow runtime: exact against the nest and scipy, and every order it ran checked against
-the isl tile relation under random priorities and injected delays."""
+"""The dataflow runtime: exact against the nest, scipy and the barrier runtime under each priority,
+every order it ran checked against the isl tile relation under random priorities and injected
+delays, and the critical path's priorities checked on the tile graph and in the simulator."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
+import codegen.dataflow
 import schedules
 from codegen import generate
 from codegen.reference import floyd_warshall_nest
 from polyfw.graphs import polybench_matrix
+from schedules.cost import tile_view
+from schedules.simulate import (PRIORITIES, dataflow_times, predecessor_table, priority_order, role_durations,
+                                stage_barrier_times)
 from tiling.isl_utils import enumerate_points
 from tiling.tile_dependences import tile_relation
 
@@ -79,8 +85,9 @@ def _relation_pairs(n: int, tile: int, blocks: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("family, params", FAMILIES)
-def test_every_order_that_ran_respects_the_tile_relation(family, params):
-    # random priorities and random delays: the runtime must still wait for what isl says
+def test_every_order_that_ran_respects_the_tile_relation(family, params, monkeypatch):
+    # random priorities and random delays: the runtime must still wait for what isl says; with a
+    # window of 3 entries a random order's window often holds nothing ready, and it must not hang
     n, tile = 41, 8
     blocks = -(-n // tile)
     schedule = _schedule(family, n, tile, params)
@@ -94,7 +101,9 @@ def test_every_order_that_ran_respects_the_tile_relation(family, params):
     expected = polybench_matrix(n).astype(np.int32)
     floyd_warshall_nest(expected)
     rng = np.random.default_rng(7)
+    chosen, window = run.priorities, codegen.dataflow.WINDOW
     for trial in range(4):
+        monkeypatch.setattr(codegen.dataflow, "WINDOW", 3 if trial % 2 else window)
         run.priorities = rng.permutation(len(calls))
         run.delays = rng.integers(0, 4000, size=len(calls)) * (rng.random(len(calls)) < 0.3)
         matrix = polybench_matrix(n).astype(np.int32)
@@ -102,7 +111,90 @@ def test_every_order_that_ran_respects_the_tile_relation(family, params):
         stamps = run.stamps
         assert np.all(stamps[pairs[:, 0], 1] < stamps[pairs[:, 1], 0]), trial
         assert np.array_equal(matrix, expected)
-    run.priorities, run.delays = None, np.zeros(len(calls), dtype=np.int64)
+    run.priorities, run.delays = chosen, np.zeros(len(calls), dtype=np.int64)
+
+
+def _places(view, priority: str) -> np.ndarray:
+    """Each unit's place in the priority order."""
+    place = np.empty(len(view.units), dtype=np.int64)
+    place[priority_order(view, priority)] = np.arange(len(view.units))
+    return place
+
+
+@pytest.mark.parametrize("family, params", FAMILIES)
+def test_every_priority_is_a_topological_order_of_the_tile_graph(family, params):
+    for n, tile in ((64, 8), (41, 8), (33, 8)):  # 33: the last block one wide
+        view = tile_view(_schedule(family, n, tile, params))
+        predecessors = predecessor_table(view.units, n, tile)
+        for priority in PRIORITIES:
+            place = _places(view, priority)
+            waited = np.where(predecessors >= 0, place[predecessors], -1)
+            assert np.all(waited < place[:, None]), (n, tile, priority)
+
+
+def test_the_next_layers_pivot_and_panels_overtake_this_layers_products():
+    blocks = 8
+    view = tile_view(_schedule("classic", 8 * blocks, 8, {}))
+    units = list(map(tuple, view.units.tolist()))
+    place = dict(zip(units, _places(view, "critical-path").tolist()))
+    own_order = dict(zip(units, _places(view, "schedule").tolist()))
+    for kb in range(blocks - 1):
+        after = kb + 1
+        leading = [(after, after, j) for j in range(blocks)] + [(after, i, after) for i in range(blocks) if i != after]
+        # the products of this layer that no pivot or panel of the next one waits for
+        remaining = [(kb, i, j) for i in range(blocks) for j in range(blocks) if not {kb, after} & {i, j}]
+        assert max(place[u] for u in leading) < min(place[u] for u in remaining), kb
+        # the schedule's own order runs the whole layer first
+        assert own_order[(after, after, after)] > max(own_order[u] for u in remaining)
+
+
+def test_the_critical_path_shortens_the_simulated_makespan_most_on_few_tiles_per_core():
+    seconds = {"I": 3.0, "SD_row": 1.0, "SD_col": 1.0, "DD": 1.0}
+    gains = {}
+    for family, params in FAMILIES:
+        for n, tile in ((1024, 256), (1024, 128), (2048, 128)):
+            view = tile_view(_schedule(family, n, tile, params))
+            durations = role_durations(view, seconds)
+            for procs in (2, 16):
+                barrier = stage_barrier_times(view, procs, durations)[0]
+                own = dataflow_times(view, procs, durations, "schedule")
+                critical = dataflow_times(view, procs, durations, "critical-path")
+                assert critical.lower_bound <= critical.makespan <= own.makespan <= barrier
+                gains[family, n // tile, procs] = barrier / critical.makespan
+            if n // tile == 4:  # 4 x 4 tiles on 16 cores: the lower bound, the pivots' chain
+                assert critical.makespan == critical.lower_bound == 20
+    for family, _ in FAMILIES:  # the fewer tiles per core, the more the barriers cost
+        assert gains[family, 8, 16] > gains[family, 16, 16] > gains[family, 16, 2] > 1
+
+
+@pytest.mark.parametrize("family, params", FAMILIES)
+def test_every_priority_and_list_gives_the_barrier_runtimes_result(family, params):
+    n = 70  # 5 x 5 blocks of 16, the last one 6 wide
+    schedule = _schedule(family, n, 16, params)
+    base = np.random.default_rng(5).integers(1, 1000, size=(n, n)).astype(np.int32)
+    np.fill_diagonal(base, 0)
+    expected = base.copy()
+    generate(schedule, dtype="int32", runtime="barrier")(expected)
+    view = tile_view(schedule)
+    threads = numba.get_num_threads()
+    for runtime in ("dataflow", "dataflow-shared"):
+        compiled = generate(schedule, dtype="int32", runtime=runtime)
+        run, chosen = compiled._run, compiled._run.priorities
+        assert np.array_equal(chosen, priority_order(view, codegen.dataflow.PRIORITY))
+        try:
+            for priority in PRIORITIES:
+                run.priorities = priority_order(view, priority)
+                for workers in (1, threads):
+                    numba.set_num_threads(workers)
+                    matrix = base.copy()
+                    assert compiled(matrix) == -1
+                    numba.set_num_threads(threads)
+                    assert np.array_equal(matrix, expected), (runtime, priority, workers)
+                    if workers == 1:  # one worker runs the priority order itself: it never waits
+                        assert np.array_equal(np.argsort(run.stamps[:, 0]), run.priorities)
+        finally:
+            numba.set_num_threads(threads)
+            run.priorities = chosen
 
 
 def test_an_unknown_runtime_is_named():

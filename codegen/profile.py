@@ -24,7 +24,7 @@ from .kernels import PROFILE_SLOTS
 PARTS = (*PROFILE_SLOTS[:-1], "waiting in stages", "between stages")
 
 
-@njit
+@njit(cache=True)
 def _cycles() -> int:
     return cycles()
 

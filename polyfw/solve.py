@@ -22,11 +22,10 @@ from tiling.semirings import semiring as find_semiring
 
 from .configuration import chosen_runtime, resolve_schedule
 from .errors import NegativeCycleError
-from .graphs import (NO_PREDECESSOR, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights, missing_edges,
-                     null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
+from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
+                     missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from .machine.tuning import machine_tuning, tuning_table
 from .method import SOLVE_METHODS, MethodChoice, choose_method
-from .graphs.edges import Edges
 from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order, worth_reordering
 from .profiling import note_run, phase
@@ -265,14 +264,15 @@ def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:
 def in_dissection_order(graph, n: int, directed: bool, weight: str):
     """(graph, directed, position): a sparse input's arcs renumbered in nested-dissection order
     (polyfw.graphs.ordering), position[v] being vertex v's new number, so that blocked FW skips
-    the blocks that hold no path; a dense or dense-enough input as it is, position None."""
+    the blocks that hold no path; a dense array as it is, and a dense-enough graph as the edges
+    it was read into (not read again), position None."""
     if isinstance(graph, np.ndarray):
         return graph, directed, None
     found, input_directed = edges_or_dense(graph, weight)
     directed = directed and input_directed
     arcs = len(found.source) * (1 if directed else 2) if isinstance(found, Edges) else n * n
     if not worth_reordering(n, arcs):
-        return graph, directed, None
+        return found, directed, None
     order = dissection_order(n, found.source, found.target)
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n)

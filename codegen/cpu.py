@@ -345,6 +345,14 @@ class _ReplayedDriver:
 DRIVERS = ("auto", "compiled", "replayed")
 
 
+def driver_form(n: int, tile: int, driver: str = "auto") -> str:
+    """How a tile-level driver over n x n in tiles of `tile` runs: 'compiled' or 'replayed' ('auto':
+    replayed up to INTERPRET_UP_TO tile-layers, where compiling costs more than replaying saves)."""
+    if driver != "auto":
+        return driver
+    return "replayed" if -(-n // tile) ** 3 <= INTERPRET_UP_TO else "compiled"
+
+
 def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus",
           register_block: tuple[int, int] | None = None, predecessors: bool = False,
           runtime: str = "barrier", driver: str = "auto") -> CompiledSchedule:
@@ -384,8 +392,7 @@ def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "bar
     driver_text = writer.source(schedule.name, kernels.__name__)
     proved.check(writer.regions, f"cpu code for {schedule.name}")
     run = driver_function = load_module(driver_text, "cpu").run
-    small = -(-proved.n // proved.tile) ** 3 <= INTERPRET_UP_TO
-    if proved.level == "tile" and (driver == "replayed" or (driver == "auto" and small)):
+    if proved.level == "tile" and driver_form(proved.n, proved.tile, driver) == "replayed":
         run = _ReplayedDriver(run, kernels, [name for name in writer.kernels_used() if name != "put"])
     elif not run.signatures:  # the same driver module compiled before (another key) keeps its code
         matrix = f"{options.dtype}[:, ::1]"

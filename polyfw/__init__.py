@@ -13,7 +13,8 @@ from schedules.proofs import RefusedScheduleError
 
 from .compare import compare
 from .scipy_api import bellman_ford, dijkstra, floyd_warshall, johnson, shortest_path
-from .solve import NegativeCycleError, solve, tuning_table
+from .machine.tuning import tuning_table
+from .solve import NegativeCycleError, solve
 
 __all__ = ["IllegalScheduleError", "NegativeCycleError", "RefusedScheduleError", "bellman_ford", "compare", "dijkstra", "floyd_warshall", "johnson",
            "shortest_path", "solve", "tuning_table"]

@@ -1,13 +1,20 @@
-"""Dense or sparse: which of Floyd–Warshall (n^3 relaxations at the tuned schedule's rate) and
-Johnson (about m n log2 n heap steps at its rate) a graph should get.
+"""Dense or sparse, and in which exact element type: the choices solve makes for 'auto' by the cost model.
 
-The rates are this CPU's when the tuning table has them (benchmarks/cpu.py and
-benchmarks/sparse.py --tune write them), else figures measured on a 2-core AVX-512 machine.
+Floyd–Warshall costs n^3 relaxations at the dense rate, Johnson about m n log2 n
+heap steps at its rate. The dense rates are this machine's calibrated product
+rates where `polyfw calibrate` measured them, else the tuning table's (benchmarks/cpu.py
+and benchmarks/sparse.py --tune write them), else figures measured on a 2-core AVX-512 machine.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
+
+import numba
+
+from .machine import calibrate
+from .machine.tuning import machine_tuning, tuning_table
 
 #: what `solve(method=...)` takes: 'dense' Floyd-Warshall, 'sparse' Johnson, or the faster by the model
 SOLVE_METHODS = ("dense", "sparse", "auto")
@@ -33,3 +40,40 @@ def choose_method(n: int, m: int, dtype: str, rates: dict | None = None) -> Meth
     dense = n**3 / dense_rate
     sparse = max(m, 1) * n * math.log2(max(n, 2)) / rates["johnson"]
     return MethodChoice("sparse" if sparse < dense else "dense", dense, sparse)
+
+
+#: the tile whose calibrated product rate stands for a dense run's
+RATE_TILE = 128
+#: how much faster a wider exact type must be predicted before it is chosen over a narrower one
+#: (a narrower type also halves the memory and the input's conversion)
+WIDER_MARGIN = 1.10
+
+
+@cache
+def _calibrated_dense_rates(threads: int) -> dict[str, float]:
+    """dtype -> relaxations/s of the product on `threads` threads, for the dtypes calibrated here
+    (read once a process)."""
+    found = {}
+    for dtype in DEFAULT_RATES["dense"]:
+        calibration = calibrate.load(dtype, threads)
+        if calibration is not None:
+            found[dtype] = threads * calibration.product_rate(RATE_TILE)
+    return found
+
+
+def method_rates(target: str) -> dict:
+    """The rates choose_method reads for `target`: the tuning table's, with this machine's calibrated
+    dense rates over them."""
+    tuned = machine_tuning(tuning_table(), target).get("rates") or {}
+    return {**tuned, "dense": {**tuned.get("dense", {}), **_calibrated_dense_rates(numba.get_num_threads())}}
+
+
+def fastest_exact(exact: list[str], rates: dict) -> str:
+    """Of the exact dtypes (narrowest first), the narrowest unless a wider one's dense rate is
+    WIDER_MARGIN times faster (then the fastest such)."""
+    dense = {**DEFAULT_RATES["dense"], **rates.get("dense", {})}
+    chosen = exact[0]
+    for wider in exact[1:]:
+        if dense.get(wider, 0.0) > WIDER_MARGIN * dense.get(chosen, math.inf):
+            chosen = wider
+    return chosen

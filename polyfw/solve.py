@@ -24,8 +24,7 @@ from .configuration import chosen_runtime, resolve_schedule
 from .errors import NegativeCycleError
 from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
                      missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
-from .machine.tuning import machine_tuning, tuning_table
-from .method import SOLVE_METHODS, MethodChoice, choose_method
+from .method import SOLVE_METHODS, WIDER_MARGIN, MethodChoice, choose_method, fastest_exact, method_rates
 from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order, worth_reordering
 from .profiling import note_run, phase
@@ -208,7 +207,7 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         raise ValueError(f"method={method!r} solves min-plus on the CPU; use method='dense' for semiring "
                          f"{ring.name} on target {target!r}")
     arcs = summary.arcs if summary is not None else as_csr(graph, directed=directed, weight=weight).m
-    choice = choose_method(n, arcs, dtype_name, machine_tuning(tuning_table(), target).get("rates"))
+    choice = choose_method(n, arcs, dtype_name, method_rates(target))
     log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
     if method == "sparse" or choice.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
@@ -254,9 +253,11 @@ def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:
     if not offered:
         raise ValueError(f"dtype='auto': target {target!r} computes in none of the types exact for these weights "
                          f"({', '.join(exact)}); pass a dtype by name to accept rounding, or use target 'cpu'")
-    chosen = offered[0]
-    skipped = list(exact)[:list(exact).index(chosen)]
+    chosen = fastest_exact(offered, method_rates(target))
+    skipped = [name for name in list(exact)[:list(exact).index(chosen)] if name not in offered]
     note = f" (target {target} has no {', '.join(skipped)})" if skipped else ""
+    if chosen != offered[0]:
+        note += f" (calibrated {WIDER_MARGIN:g}x or more faster than {offered[0]} here)"
     log.info("dtype='auto' chose %s: %s%s", chosen, exact[chosen], note)
     return chosen
 

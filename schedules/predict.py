@@ -1,32 +1,190 @@
-"""Seconds predicted from a cost report: the model an exploration ranks candidates by.
+"""Seconds predicted from a schedule's stage view and one machine's calibration.
 
-Three terms, each read off the schedule (never a formula per family): the time on the
-processors in tile-layer steps (critical path and load balance, `cost(...).time_on_procs`)
-at a per-processor rate, the slow-memory traffic at a bandwidth, and a cost per stage (a
-barrier on the CPU, a kernel launch on a GPU). How well it ranks real runs is measured,
-not assumed: polyfw.explore reports Kendall's tau and the regret.
+The model is made of the parts a run is made of (codegen.profile splits a
+measured run the same way): each tile-layer costs its role's measured time
+per relaxation at its tile size, plus, when the matrix spills out of the
+last-level cache, the elements its task loads at the measured cost of an
+element from memory; a task costs a dispatch; a barrier runtime adds each
+stage's start and barrier and the driver's serial time per tile-layer; a
+dataflow runtime adds its own time per tile-layer. The tasks of each stage
+(or the tile-layers, as dataflow) are list-scheduled on the calibrated
+threads. Nothing here is a formula per family: every schedule is read off its view.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import asdict, dataclass, field
 
-from .cost import CostReport
+import numpy as np
+from numba import njit
+
+from .simulate import list_schedule, predecessor_table, priority_order, stage_barrier_times
+from .stages import ROLES, StageView
+
+#: the parts of a predicted run, as codegen.profile names a measured one's (and the dataflow
+#: runtime's own time)
+PREDICTED_PARTS = (*ROLES, "memory", "waiting in stages", "between stages", "runtime")
 
 
 @dataclass(frozen=True)
-class MachineRates:
-    """What the model needs to know of a machine; the defaults are a 2-core AVX-512 host's."""
+class Calibration:
+    """One machine's measured parts for one element type (polyfw.machine.calibrate measures them;
+    `Calibration.assumed` stands in where nothing was measured)."""
 
-    #: min-plus relaxations per second of one processor on an L1/L2-resident tile-layer
-    relaxations_per_second: float = 8e9
-    #: bytes per second between the matrix's home and the processors
-    bandwidth: float = 20e9
-    #: seconds a stage costs besides its work (barrier or launch)
-    stage_seconds: float = 20e-6
+    dtype: str
+    threads: int
+    #: tile -> role -> thread-seconds per relaxation with every thread busy, the matrix in cache
+    relaxation: dict[int, dict[str, float]]
+    #: tile -> thread-seconds per element a task loads when the matrix is out of the last-level cache
+    element_load: dict[int, float] = field(default_factory=dict)
+    #: matrix bytes up to which loads cost nothing extra, and from which they cost element_load in full
+    cache_bytes: tuple[int, int] = (1 << 62, 1 << 62)
+    #: driver form -> a stage's start and barrier (barrier runtime), seconds
+    stage: dict[str, float] = field(default_factory=dict)
+    #: driver form -> the driver's serial seconds per tile-layer (a compiled one writes each
+    #: stage's task list; a replayed one has them recorded)
+    driver: dict[str, float] = field(default_factory=dict)
+    #: thread-seconds per task (taking it from the shared counter)
+    task: float = 0.0
+    #: runtime -> the dataflow runtime's own thread-seconds per tile-layer
+    dataflow: dict[str, float] = field(default_factory=dict)
+    #: register block 'RxC' -> its product rate relative to the block calibrated with
+    register_blocks: dict[str, float] = field(default_factory=dict)
+    #: memory bandwidth measured beside (bytes/s; reported, the element cost is what predicts)
+    bandwidth: float = 0.0
+    #: processes the threads belong to (1 but for a collective target)
+    processes: int = 1
+    #: whether measured here, or assumed
+    measured: bool = True
+
+    @classmethod
+    def assumed(cls, dtype: str, threads: int, relaxations_per_second: float,
+                runtimes: tuple[str, ...] = ()) -> Calibration:
+        """A stand-in from one product rate (every role and tile alike), no overheads (`runtimes`: the
+        dataflow runtimes, at none of their own): ranks by work and its split only."""
+        seconds = 1.0 / relaxations_per_second
+        return cls(dtype, threads, {128: dict.fromkeys(ROLES, seconds)}, dataflow=dict.fromkeys(runtimes, 0.0),
+                   measured=False)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, given: dict) -> Calibration:
+        fields_ = dict(given)
+        fields_["relaxation"] = {int(t): roles for t, roles in given["relaxation"].items()}
+        fields_["element_load"] = {int(t): s for t, s in given.get("element_load", {}).items()}
+        fields_["cache_bytes"] = tuple(given.get("cache_bytes", cls.cache_bytes))
+        return cls(**fields_)
+
+    def per_relaxation(self, tile: int) -> np.ndarray:
+        """Seconds per relaxation of each role (ROLES order) at `tile`: between calibrated tiles
+        interpolated in log2(tile), beyond them the nearest one's."""
+        return np.array([_interpolated({t: r[role] for t, r in self.relaxation.items()}, tile) for role in ROLES])
+
+    def product_rate(self, tile: int) -> float:
+        """Relaxations per second of one thread in the product (the DD role) at `tile`."""
+        return 1.0 / float(self.per_relaxation(tile)[ROLES.index("DD")])
+
+    def load_seconds(self, tile: int, matrix_bytes: int) -> float:
+        """Seconds per element loaded at `tile` for a matrix of this many bytes (0 while it fits in
+        cache, in full beyond the size measured out of cache, log-linear between)."""
+        if not self.element_load:
+            return 0.0
+        low, high = self.cache_bytes
+        if matrix_bytes <= low:
+            return 0.0
+        share = 1.0 if matrix_bytes >= high else math.log(matrix_bytes / low) / math.log(high / low)
+        return share * _interpolated(self.element_load, tile)
 
 
-def predicted_seconds(report: CostReport, itemsize: int, rates: MachineRates = MachineRates()) -> float:
-    """The model's time for the schedule the report describes (report from cost(s, procs=threads))."""
-    compute = report.time_on_procs * report.tile**3 / rates.relaxations_per_second
-    memory = report.traffic * itemsize / rates.bandwidth
-    return compute + memory + report.stages * rates.stage_seconds
+def _interpolated(by_tile: dict[int, float], tile: int) -> float:
+    tiles = sorted(by_tile)
+    at = min(max(math.log2(tile), math.log2(tiles[0])), math.log2(tiles[-1]))
+    logs = [math.log2(t) for t in tiles]
+    return float(np.interp(at, logs, [by_tile[t] for t in tiles]))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A schedule's predicted seconds, split into PREDICTED_PARTS (wall seconds: thread-seconds over threads)."""
+
+    seconds: float
+    parts: dict[str, float]
+    threads: int
+    runtime: str
+
+    def explain(self) -> str:
+        """The breakdown as lines, largest part first, with each part's share."""
+        width = max(map(len, self.parts))
+        lines = [f"  {part:<{width}}  {seconds * 1e3:10.3f} ms {seconds / self.seconds:6.1%}"
+                 for part, seconds in sorted(self.parts.items(), key=lambda item: -item[1]) if seconds > 0]
+        return "\n".join(lines + [f"  {'predicted':<{width}}  {self.seconds * 1e3:10.3f} ms on {self.threads} "
+                                  f"threads, {self.runtime} runtime"])
+
+
+def _sides(view: StageView) -> np.ndarray:
+    """Each unit's (k, i, j) block sides (the last block of a side may be partial)."""
+    return np.minimum(view.tile, view.n - view.tile * view.units.astype(np.int64)).astype(np.float64)
+
+
+@njit(cache=True)
+def _task_loads(units: np.ndarray, task: np.ndarray, sides: np.ndarray, blocks: int, tasks: int) -> np.ndarray:
+    """Elements each task loads: every block it reads or writes, once per task."""
+    loaded_by = np.full(blocks * blocks, -1, dtype=np.int64)
+    loads = np.zeros(tasks)
+    for u in range(units.shape[0]):
+        t = task[u]
+        kb, ib, jb = units[u, 0], units[u, 1], units[u, 2]
+        sk, si, sj = sides[u, 0], sides[u, 1], sides[u, 2]
+        for a, b, size in ((ib, jb, si * sj), (ib, kb, si * sk), (kb, jb, sk * sj)):
+            if loaded_by[a * blocks + b] != t:
+                loaded_by[a * blocks + b] = t
+                loads[t] += size
+    return loads
+
+
+def task_loads(view: StageView, sides: np.ndarray | None = None) -> np.ndarray:
+    """Elements each task of the view loads (every block it touches, once)."""
+    sides = _sides(view) if sides is None else sides
+    return _task_loads(view.units.astype(np.int64), view.task.astype(np.int64), sides, -(-view.n // view.tile),
+                       view.n_tasks)
+
+
+def predict(view: StageView, calibration: Calibration, runtime: str = "barrier", driver: str = "compiled",
+            register_block: str | None = None, priority: str = "critical-path") -> Prediction:
+    """The calibrated model's seconds for the schedule `view` describes, run by `runtime` ('barrier'
+    or a dataflow runtime calibrated in `calibration.dataflow`) on calibration.threads threads, its
+    stages driven by a `driver` of a form calibrated in `calibration.driver`."""
+    threads = calibration.threads
+    sides = _sides(view)
+    relaxations = sides.prod(axis=1)
+    rate = calibration.register_blocks.get(register_block, 1.0) if register_block else 1.0
+    per_role = calibration.per_relaxation(view.tile) / rate
+    roles = view.role.astype(np.int64)
+    work = relaxations * per_role[roles]
+    loads = task_loads(view, sides)
+    matrix_bytes = view.n * view.n * np.dtype(calibration.dtype).itemsize
+    memory = loads * calibration.load_seconds(view.tile, matrix_bytes)
+    parts = {role: float(work[roles == r].sum()) / threads for r, role in enumerate(ROLES)}
+    parts["memory"] = float(memory.sum()) / threads
+    lengths = work.copy()
+    lengths[view.task_start[:-1]] += memory  # a task's loads where it starts
+    if runtime == "barrier":
+        lengths[view.task_start[:-1]] += calibration.task
+        in_stages, _ = stage_barrier_times(view, threads, lengths)
+        parts["waiting in stages"] = in_stages - float(work.sum() + memory.sum()) / threads
+        parts["between stages"] = (view.n_stages * calibration.stage.get(driver, 0.0)
+                                   + len(view.units) * calibration.driver.get(driver, 0.0))
+        parts["runtime"] = 0.0
+    else:
+        if runtime not in calibration.dataflow:
+            raise ValueError(f"runtime {runtime!r} is not calibrated; calibrated: barrier, "
+                             f"{', '.join(calibration.dataflow)}")
+        lengths += calibration.dataflow[runtime]
+        _, end = list_schedule(predecessor_table(view.units, view.n, view.tile), priority_order(view, priority),
+                               lengths, threads)
+        parts["runtime"] = calibration.dataflow[runtime] * len(view.units) / threads
+        parts["waiting in stages"] = (float(end.max()) if len(end) else 0.0) - float(lengths.sum()) / threads
+        parts["between stages"] = 0.0
+    return Prediction(sum(parts.values()), parts, threads, runtime)

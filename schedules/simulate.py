@@ -220,6 +220,69 @@ def priority_order(view: StageView, priority: str) -> np.ndarray:
     return np.lexsort((position, np.where(leads, view.role, 0), np.where(leads, -rank, 0), leads, anchor))
 
 
+
+@njit(cache=True)
+def _list_schedule(predecessors: np.ndarray, place: np.ndarray, length: np.ndarray,
+                   procs: int) -> tuple[np.ndarray, np.ndarray]:
+    count = length.shape[0]
+    waiting = np.zeros(count, dtype=np.int64)
+    first = np.zeros(count + 1, dtype=np.int64)  # successors as CSR
+    for u in range(count):
+        for p in predecessors[u]:
+            if p >= 0:
+                waiting[u] += 1
+                first[p + 1] += 1
+    first = np.cumsum(first)
+    successors = np.empty(first[-1], dtype=np.int64)
+    filled = first[:-1].copy()
+    for u in range(count):
+        for p in predecessors[u]:
+            if p >= 0:
+                successors[filled[p]] = u
+                filled[p] += 1
+    ready = [(place[u], u) for u in range(count) if waiting[u] == 0]
+    heapq.heapify(ready)
+    running = [(0.0, np.int64(0))]
+    running.pop()
+    start, end = np.zeros(count), np.zeros(count)
+    now, free = 0.0, procs
+    while len(ready) or len(running):
+        while len(ready) and free:
+            u = heapq.heappop(ready)[1]
+            start[u], end[u] = now, now + length[u]
+            heapq.heappush(running, (end[u], u))
+            free -= 1
+        now = running[0][0]
+        while len(running) and running[0][0] == now:
+            u = heapq.heappop(running)[1]
+            free += 1
+            for s in successors[first[u]:first[u + 1]]:
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    heapq.heappush(ready, (place[s], s))
+    return start, end
+
+
+def list_schedule(predecessors: np.ndarray, order: np.ndarray, length: np.ndarray,
+                  procs: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) of each unit when each starts once its predecessors (predecessor_table) are done
+    and one of `procs` processors is free; among ready units the one first in `order` goes first."""
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    return _list_schedule(predecessors, place, np.asarray(length, dtype=np.float64), procs)
+
+
+@njit(cache=True)
+def _earliest_starts(predecessors: np.ndarray, by_start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Each unit's earliest start with unlimited processors (units visited in a topological order)."""
+    top = np.zeros(length.shape[0])
+    for u in by_start:
+        for p in predecessors[u]:
+            if p >= 0:
+                top[u] = max(top[u], top[p] + length[p])
+    return top
+
+
 def dataflow_times(view: StageView, procs: int, durations: np.ndarray | None = None,
                    priority: str = "schedule") -> DataflowTimes:
     """Each unit starts once its predecessors are done and a processor is free; among ready units
@@ -228,39 +291,9 @@ def dataflow_times(view: StageView, procs: int, durations: np.ndarray | None = N
         raise ValueError(f"procs must be at least 1, got {procs}")
     count = len(view.units)
     length = np.ones(count) if durations is None else np.asarray(durations, dtype=float)
-    predecessors = tile_predecessors(view.units, view.n, view.tile)
-    place = np.empty(count, dtype=np.int64)
-    place[priority_order(view, priority)] = np.arange(count)
-    successors: list[list[int]] = [[] for _ in range(count)]
-    waiting = np.zeros(count, dtype=np.int64)
-    for u, sources in enumerate(predecessors):
-        waiting[u] = len(sources)
-        for s in sources:
-            successors[s].append(u)
-    ready = [(place[u], u) for u in range(count) if waiting[u] == 0]
-    heapq.heapify(ready)
-    running: list[tuple[float, int]] = []
-    start, end = np.zeros(count), np.zeros(count)
-    now, free = 0.0, procs
-    while ready or running:
-        while ready and free:
-            _, u = heapq.heappop(ready)
-            start[u], end[u] = now, now + length[u]
-            heapq.heappush(running, (end[u], u))
-            free -= 1
-        now, u = heapq.heappop(running)
-        finished = [u]
-        while running and running[0][0] == now:
-            finished.append(heapq.heappop(running)[1])
-        free += len(finished)
-        for f in finished:
-            for v in successors[f]:
-                waiting[v] -= 1
-                if waiting[v] == 0:
-                    heapq.heappush(ready, (place[v], v))
-    top = np.zeros(count)  # earliest start with unlimited processors
-    for u in np.argsort(start, kind="stable"):
-        top[u] = max((top[s] + length[s] for s in predecessors[u]), default=0.0)
+    predecessors = predecessor_table(view.units, view.n, view.tile)
+    start, end = list_schedule(predecessors, priority_order(view, priority), length, procs)
+    top = _earliest_starts(predecessors, np.argsort(start, kind="stable"), length)
     critical = float(np.max(top + length)) if count else 0.0
     work = float(length.sum())
     bound = max(critical, work / procs)

@@ -1,11 +1,15 @@
 """Test-wide settings. The environment must be set before numba is first imported."""
 import os
+import tempfile
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 # the ISA's fixed register block: the suite runs the same kernels on every machine (the measured choice
 # has tests of its own, in test_register_blocks.py)
 os.environ.setdefault("POLYFW_REGISTER_BLOCK", "default")
+# no calibration of the developer's (polyfw calibrate) steers the model or solve's choices: each test
+# that wants one writes it
+os.environ["POLYFW_STORE"] = os.path.join(tempfile.mkdtemp(prefix="polyfw-tests-"), "polyfw-explore.sqlite")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

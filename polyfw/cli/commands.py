@@ -5,18 +5,23 @@ import argparse
 import json
 import os
 import sys
+import time
 from contextlib import contextmanager
 
+import numba
 import numpy as np
 
 from codegen import generate
+from codegen.cpu import driver_form
 from codegen.machine_code import gpu_report, kernel_ptx, merged_ptx
 from codegen.mpi import launched_by_mpiexec, world
+from codegen.register_blocks import cpu_key
 from codegen.targets import TARGETS, find_target
 from schedules.cost import cost, tile_view
 from schedules.families import FAMILIES, build
 from schedules.legality import IllegalScheduleError, check
 from schedules.parameters import parameter
+from schedules.predict import predict
 from schedules.report import tree_listing
 from schedules.schedule import from_tree
 from tiling.report import dependence_report
@@ -28,11 +33,15 @@ from ..distributed import solve_distributed, world_report
 from ..errors import NegativeCycleError
 from ..explore import RunHere, Space, Store, best_line, explore, find_strategy, label, quality_line, tune
 from ..explore import table as exploration_table
+from ..explore.axes import check_axes
+from ..explore.compare import compare_stores
+from ..explore.model import calibration_for
 from ..explore.mpi import Team, serve
 from ..explore.mutants import explore_mutants, measure_novel, summary
 from ..explore.plots import plot_exploration
 from ..explore.runners import Problem
 from ..graphs import MATRIX_FORMATS, as_dense, minnesota_road_graph, random_graph, read_graph, write_matrix
+from ..machine.calibrate import calibrate, calibration_store, memory_bandwidth, save
 from ..machine.ceiling import measure as measure_ceiling
 from ..machine.info import machine_report
 from ..registry_tables import render
@@ -241,8 +250,37 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
         rate = args.rate if args.rate is not None else _measured_rate(args.dtype)
         network = Network(args.latency * 1e-6, args.bandwidth * 1e9, rate, np.dtype(args.dtype).itemsize)
-    report = cost(schedule_from(args), procs=args.procs, runtime=args.runtime, grid=args.grid, network=network)
+    schedule = schedule_from(args)
+    simulated = "barrier" if args.runtime == "barrier" else "dataflow"
+    report = cost(schedule, procs=args.procs, runtime=simulated, grid=args.grid, network=network)
     print(json.dumps(report.as_dict()) if args.json else report.table())
+    if args.explain:
+        print(_explained(schedule, args.dtype, args.runtime, args.store))
+    return 0
+
+
+def _explained(schedule, dtype: str, runtime: str, store: str | None) -> str:
+    """The calibrated model's seconds for `schedule` on this machine, by part, with where the calibration came from."""
+    if schedule.n is None:
+        raise UsageError("--explain needs a concrete --n")
+    threads = numba.get_num_threads()
+    calibration = calibration_for(dtype, threads, store)
+    source = ("calibrated on this machine" if calibration.measured else
+              f"NOT calibrated for {dtype} on {threads} threads (run `polyfw calibrate --dtype {dtype}`): every "
+              "role and tile at the register block's one-thread rate, no overheads")
+    prediction = predict(tile_view(schedule), calibration, runtime, driver_form(schedule.n, schedule.tile))
+    return f"predicted seconds, {dtype}, {source}:\n{prediction.explain()}"
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    bandwidth = memory_bandwidth()
+    print(f"memory bandwidth (a 256 MB copy, read and written): {bandwidth / 1e9:.1f} GB/s", flush=True)
+    path = args.store or calibration_store()
+    for dtype in args.dtype:
+        save(calibrate(dtype, args.repeats, bandwidth, say=lambda line: print(line, flush=True)), path)
+    print(f"calibrated {', '.join(args.dtype)} on {numba.get_num_threads()} threads in "
+          f"{time.perf_counter() - started:.0f} s; stored in {path} for machine {cpu_key()}")
     return 0
 
 
@@ -367,20 +405,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    """On a collective target every rank starts here: rank 0 explores, the others serve its runs."""
+    """On a collective target every rank starts here: rank 0 explores, the others serve its runs.
+    With --compare-store nothing is explored: two stores' measurements are compared."""
+    started = time.perf_counter()  # the time budget counts from here
+    if args.compare_store:
+        print(compare_stores(*args.compare_store))
+        return 0
     if not find_target(args.target).collective:
-        return _explore(args, RunHere(args.target))
+        return _explore(args, RunHere(args.target), started)
     team = Team(target=args.target)
     if team.rank != 0:
         serve(team.comm)
         return 0
     try:
-        return _explore(args, team)
+        return _explore(args, team, started)
     finally:
         team.close()
 
 
-def _explore(args: argparse.Namespace, runner) -> int:
+def _explore_space(args: argparse.Namespace, processes: int) -> Space:
+    """The space the arguments ask for, each narrowed value checked: a family, axis or value that
+    does not exist (there) is a usage error naming it and what would do."""
     target = find_target(args.target)
     values = {name: [int(v) if v.lstrip("-").isdigit() else v for v in given] for name, given in args.axis}
     run_axes = None
@@ -388,8 +433,18 @@ def _explore(args: argparse.Namespace, runner) -> int:
         values.setdefault("register_block", args.register_blocks)
         run_axes = (*target.search_axes, "register_block")
     families = {} if args.families is None else {"families": tuple(args.families.split(","))}
-    space = Space(args.n, args.dtype, args.target, values=values, run_axes=run_axes, processes=runner.processes,
-                  semiring=args.semiring, **families)
+    try:
+        space = Space(args.n, args.dtype, args.target, values=values, run_axes=run_axes, processes=processes,
+                      semiring=args.semiring, **families)
+        check_axes(space)
+    except ValueError as refusal:
+        raise UsageError(str(refusal)) from None
+    return space
+
+
+def _explore(args: argparse.Namespace, runner, started: float) -> int:
+    target = find_target(args.target)
+    space = _explore_space(args, runner.processes)
     ceiling = None
     if args.ceiling and target.on_cpu and args.semiring == MIN_PLUS.name:
         ceiling = measure_ceiling([args.dtype])[args.dtype]["best"]  # 0.2 s x 3 a shape: shorter ones read low
@@ -402,9 +457,10 @@ def _explore(args: argparse.Namespace, runner) -> int:
                 if getattr(args, option.name, None) is not None}
     with Store(args.store) as store:
         found = explore(space, args.strategy, args.budget, args.max_candidates, store, args.repeats, args.rerun,
-                        args.seed, ceiling=ceiling, runner=runner, **settings)
+                        args.seed, ceiling=ceiling, runner=runner, resume=args.resume, started=started, **settings)
         print(exploration_table(found.records))
-        print(f"{len(found.measured)} measured, {found.skipped} from the store, in {found.elapsed:.0f} s")
+        print(f"{len(found.measured)} measured, {found.skipped} from the store, in {found.elapsed:.0f} s; "
+              f"{_search_line(found)}")
         quality = quality_line(found)
         if quality is not None:
             print(quality)
@@ -415,6 +471,8 @@ def _explore(args: argparse.Namespace, runner) -> int:
             print(f"exported {store.export(args.export)} records to {args.export}")
     if args.plot and found.measured:
         print(f"wrote {plot_exploration(found.records, args.plot, f'n = {args.n}, {args.dtype}, {args.target}')}")
+    if found.budget.given:
+        print(found.budget.report())
     if args.mutate and _explore_mutants(args, found, runner):
         return 1
     if args.tune:
@@ -422,6 +480,13 @@ def _explore(args: argparse.Namespace, runner) -> int:
         if tuned is not None:
             print(tuned)
     return 1 if any(r.status == "wrong" for r in found.records) else 0
+
+
+def _search_line(found) -> str:
+    """'search 3: 50 visited (40 before), finished' or '..., not finished: --resume 3 continues it'."""
+    before = f" ({found.resumed} before)" if found.resumed else ""
+    end = "finished" if found.finished else f"not finished: --resume {found.search} continues it"
+    return f"search {found.search}: {len(found.records)} visited{before}, {end}"
 
 
 def _explore_mutants(args: argparse.Namespace, found, runner) -> bool:

@@ -8,13 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from codegen.machine_code import ARCHITECTURES
-from codegen.targets import TARGETS, parse_pair
+from codegen.targets import TARGETS, find_target, parse_pair
 from schedules.distribute import PLACEMENTS
 from schedules.families import FAMILIES
 from tiling.semirings import SEMIRINGS
 
 from ..explore import DEFAULT_STORE, STRATEGIES, default_families
 from ..graphs import SHORTEST_PATH_DTYPES
+from ..machine.calibrate import DEFAULT_DTYPES
 from ..method import SOLVE_METHODS
 from . import commands
 
@@ -104,14 +105,28 @@ def family_flags(parser: argparse.ArgumentParser, tree: bool = False) -> None:
 
 
 def _budget_seconds(text: str) -> float:
-    """'300s', '5m', '1h' or a number of seconds."""
+    """'300s', '5m', '1h' or a number of seconds, more than none."""
     units = {"s": 1, "m": 60, "h": 3600}
     text = text.strip().lower()
     scale = units.get(text[-1:], None)
     try:
-        return float(text[:-1] if scale else text) * (scale or 1)
+        seconds = float(text[:-1] if scale else text) * (scale or 1)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a budget is seconds like 300s, 5m or 1h, got {text!r}") from None
+        seconds = None
+    if seconds is None or not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"a budget is a positive time like 300s, 5m or 1h, got {text!r}")
+    return seconds
+
+
+def _positive(text: str) -> int:
+    """An int of at least 1 (a size, a count, an id)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"an int of at least 1, got {text!r}")
+    return value
 
 
 def _axis(text: str) -> tuple[str, list[str]]:
@@ -240,25 +255,38 @@ def _compare(parser: argparse.ArgumentParser) -> None:
 
 
 def _explore(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, default=2048, help="problem size (a random graph, 4n arcs)")
+    parser.add_argument("--n", type=_positive, default=2048, help="problem size (a random graph, 4n arcs)")
     parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
     target_flag(parser)
     semiring_flag(parser)
     strategy_flags(parser)
-    parser.add_argument("--budget", type=_budget_seconds, default=None, help="time budget, e.g. 300s or 5m")
-    parser.add_argument("--max-candidates", type=int, default=None, help="candidate budget")
+    parser.add_argument("--budget", type=_budget_seconds, default=None,
+                        help="time budget of the whole command, e.g. 300s or 5m: it ends within the budget plus one "
+                             "candidate's time (--mutate runs after it)")
+    parser.add_argument("--max-candidates", type=_positive, default=None,
+                        help="candidate budget: visit at most this many (with --resume: this many more)")
+    parser.add_argument("--resume", nargs="?", type=_positive, const=True, default=False, metavar="ID",
+                        help="continue the latest search in the store of the same problem, space, strategy and seed "
+                             "(or search ID): what it visited is fed back to the strategy, only what is new is "
+                             "measured")
     parser.add_argument("--families", default=None,
                         help=f"comma-separated families (default: {','.join(default_families())})")
     parser.add_argument("--axis", type=_axis, action="append", default=[], metavar="NAME=V1,V2",
                         help="narrow an axis, e.g. --axis tile=64,128 --axis kappa=1,2,4 (repeatable)")
     parser.add_argument("--register-blocks", nargs="+", default=None, metavar="RxV",
                         help="also search these register blocks (rows x vectors), on a target with that option")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per candidate (median)")
+    parser.add_argument("--repeats", type=_positive, default=3, help="timed runs per candidate (median)")
     parser.add_argument("--seed", type=int, default=0, help="the graph's and the random order's seed")
-    parser.add_argument("--store", default=str(DEFAULT_STORE), help="the results store (SQLite)")
+    parser.add_argument("--store", default=str(DEFAULT_STORE),
+                        help="the results store, an SQLite file of measurements and searches (default: "
+                             f"{DEFAULT_STORE} in the current directory)")
     parser.add_argument("--rerun", action="store_true", help="measure again what the store has for this machine")
     parser.add_argument("--export", default=None, help="also write the whole store to this .csv or .json")
-    parser.add_argument("--plot", default="polyfw-explore.png", help="Pareto and predicted-vs-measured plot")
+    parser.add_argument("--plot", default=None, metavar="PNG",
+                        help="draw the Pareto and predicted-vs-measured plot to this file (none unless given)")
+    parser.add_argument("--compare-store", nargs=2, default=None, metavar=("A", "B"),
+                        help="compare the measurements of A and B instead of exploring; each a store PATH, "
+                             "PATH#MACHINE (one machine's records) or PATH@SEARCH_ID (one search's)")
     parser.add_argument("--tune", action="store_true",
                         help="write the winner, proved for the sizes it stands for, into the user's tuning "
                              "table solve(schedule='auto') reads over the shipped one")
@@ -279,16 +307,32 @@ def _check(parser: argparse.ArgumentParser) -> None:
 def _cost(parser: argparse.ArgumentParser) -> None:
     family_flags(parser, tree=True)
     parser.add_argument("--procs", type=int, default=1, help="processors for the simulation")
-    parser.add_argument("--runtime", choices=("barrier", "dataflow"), default="barrier",
+    parser.add_argument("--runtime", choices=find_target("cpu").option("runtime").choices, default="barrier",
                         help="a barrier after each stage, or each tile-layer once its predecessors are done")
+    parser.add_argument("--explain", action="store_true",
+                        help="the calibrated model's seconds on this machine (polyfw calibrate), by part: each "
+                             "role's tile-layers, memory, waiting in stages, between stages, the runtime's own")
+    parser.add_argument("--store", default=None,
+                        help="--explain: the store to read the calibration from (default: the user's, where "
+                             "polyfw calibrate writes)")
     parser.add_argument("--grid", type=parse_pair, default=None,
                         help="PRxPC: also the messages, bytes and alpha-beta times on that MPI process grid")
     parser.add_argument("--latency", type=float, default=2.0, help="--grid: network latency alpha in microseconds")
     parser.add_argument("--bandwidth", type=float, default=10.0, help="--grid: link bandwidth in GB/s")
     parser.add_argument("--rate", type=float, default=None,
                         help="--grid: relaxations/s of one process (default: measured on this CPU)")
-    parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES, help="--grid: element type")
+    parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES, help="--grid, --explain: element type")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _calibrate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dtype", nargs="+", default=list(DEFAULT_DTYPES), choices=DTYPE_NAMES,
+                        help=f"element types to calibrate (default: {' '.join(DEFAULT_DTYPES)}; about 20 s each)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each in-cache measurement (the fastest counts)")
+    parser.add_argument("--store", default=None,
+                        help="the results store to add the calibration to (default: $POLYFW_STORE, else "
+                             "polyfw-explore.sqlite in the user data directory; explore, cost --explain and "
+                             "solve read it from there)")
 
 
 def _show(parser: argparse.ArgumentParser) -> None:
@@ -327,7 +371,10 @@ COMMANDS: tuple[Command, ...] = (
      commands.cmd_explore),
     ("schedules", "list the schedule families and their parameters", lambda parser: None, commands.cmd_schedules),
     ("check", "prove a schedule legal, or print a witness (exit 1)", _check, commands.cmd_check),
-    ("cost", "cost model: stages, launches, traffic, critical path, time on P processors", _cost, commands.cmd_cost),
+    ("cost", "cost model: stages, launches, traffic, critical path, time on P processors; --explain: the "
+     "calibrated seconds by part", _cost, commands.cmd_cost),
+    ("calibrate", "measure the parts the exploration model is made of on this machine (under a minute) and store "
+     "them", _calibrate, commands.cmd_calibrate),
     ("show", "print the schedule tree (as --tree reads it back) and draw its block order", _show, commands.cmd_show),
     ("demo", "dependence analysis, then compare the schedules on the road network", _demo, commands.cmd_demo),
 )

@@ -5,6 +5,10 @@ Every candidate is proved legal by schedules.check before it runs, run once and 
 exactly with the naive kernel's distances, and only then timed (median of repeats). A
 candidate the checker accepts that gives wrong distances is recorded as 'wrong': that is a
 checker bug, never a result. The strategies are polyfw.explore.strategies' registry.
+
+Each run is a search in the store (polyfw.explore.store.StoredSearch) with the keys it visited
+in order; a resumed run feeds those records back to the strategy in that order, so that it goes
+on from where it stopped, and measures only what is new.
 """
 from __future__ import annotations
 
@@ -19,27 +23,34 @@ from typing import Any
 
 import numpy as np
 
-from schedules import IllegalScheduleError, Schedule, check
+from codegen.targets import as_text
+from schedules import IllegalScheduleError, Schedule, check, prove
+from schedules.proofs import UNSAFE
 from tiling.semirings import MIN_PLUS
 
 from ..configuration import is_schedule_setting, parse_schedule
 from ..machine.tuning import read_table, target_rows, write_winner
-from .model import Model, machine_rates
+from .axes import check_axes
+from .budget import Budget
+from .model import Model, calibration_for
 from .runners import Problem, Recipe, Runner, RunHere, machine
 from .space import Candidate, Space, build_candidate, is_default_option, label
-from .store import Measured, Record, Store
+from .store import Measured, Record, Store, StoredSearch
 from .strategies import Search, find_strategy
 
 
-def model_for(runner: Runner, dtype: str) -> Model:
+def model_for(runner: Runner, dtype: str, store: Store | None = None) -> Model:
     """The model of the machine the runner runs on (an MPI team knows its runtime's overhead)."""
-    return Model(machine_rates(dtype), runner.target, runner.threads, runner.tile_layer_overhead)
+    return Model(calibration_for(dtype, runner.threads, None if store is None else store.path), runner.target,
+                 runner.tile_layer_overhead)
 
 
 def refusal_of(schedule: Schedule) -> str | None:
-    """None when the checker proves `schedule` legal, else its first witness explained."""
+    """None when the checker proves `schedule` legal (a proof kept on disk, as the generators keep
+    theirs: recursive at n = 4096, base 32 takes 80 s), else its first witness explained."""
     try:
-        check(schedule)
+        if prove(schedule).model == UNSAFE:  # let run unproved to judge a mutant: that is no proof
+            check(schedule)
     except IllegalScheduleError as refusal:
         return refusal.violations[0].explain() if refusal.violations else str(refusal)
     return None
@@ -93,6 +104,13 @@ class Exploration(Measured):
     skipped: int = 0
     #: key -> the candidate, for every record
     candidates: dict[str, Candidate] = field(default_factory=dict)
+    #: the store's id of the search (None without a store)
+    search: int | None = None
+    #: how many of the records earlier runs of the search visited (fed back, not measured again)
+    resumed: int = 0
+    #: whether the strategy ran out of candidates (else a budget stopped it: --resume continues it)
+    finished: bool = False
+    budget: Budget = field(default_factory=Budget)
 
     def quality(self) -> dict[str, float | None]:
         """Kendall's tau between predicted and measured seconds over the measured candidates, and the
@@ -133,52 +151,158 @@ class Progress:
         if self.enabled:
             print(file=sys.stderr)
 
+    def say(self, line: str) -> None:
+        """A line of news about the run, where the bar goes."""
+        if self.enabled:
+            print(line, file=sys.stderr, flush=True)
+
+
+def narrowing(space: Space) -> dict[str, Any]:
+    """What sets a space apart besides its problem (a search's identity in the store): the
+    families, each narrowed axis's values as text in the order given, the run axes, the processes."""
+    return {"families": list(space.families), "run_axes": list(space.run_axes or ()), "processes": space.processes,
+            "values": {name: [as_text(value) for value in values] for name, values in sorted(space.values.items())}}
+
+
+class Visits:
+    """A run's place in its search: the records earlier runs visited, fed back to the strategy in
+    their order (so that it goes on where it stopped), and each new visit added to the store."""
+
+    def __init__(self, store: Store | None, wanted: StoredSearch, resume: bool | int, space: Space):
+        self.store, self.space, self.resuming, self.resumed = store, space, resume is not False, 0
+        self.search = None if store is None else _search_to_continue(store, wanted, resume)
+        keys = [] if self.search is None or self.search.id is None else store.visited(self.search.id)
+        self.visited_before = len(keys)
+        found = {key: store.get(wanted.machine, wanted.target, wanted.dtype, wanted.n, key) for key in keys}
+        #: key -> record of the earlier visits not fed back yet, in the order visited
+        self.earlier = {key: record for key, record in found.items() if record is not None}
+        self.new = self.search is not None and self.search.id is None
+        if self.new:
+            store.begin(self.search)
+
+    def news(self) -> str | None:
+        """The line that says what resuming found (None when not resuming)."""
+        if not self.resuming:
+            return None
+        if self.new:
+            return f"no earlier search of this problem in {self.store.path}: starting search {self.search.id}"
+        where = "finished before: nothing left to visit" if self.search.finished else "continuing"
+        return f"resuming search {self.search.id}: {self.visited_before} visited, {where}"
+
+    def feed(self, candidate: Candidate, search: Search) -> bool:
+        """Give the strategy `candidate`'s earlier record, if an earlier run visited it. Where it
+        proposes one they did not, the earlier records it has not been given go in first, in
+        their order: none is visited twice."""
+        if not self.earlier:
+            return False
+        if candidate.key in self.earlier:
+            self._give(candidate, self.earlier.pop(candidate.key), search)
+            return True
+        by_key = {c.key: c for c in self.space}
+        for key, record in list(self.earlier.items()):
+            if key in by_key:
+                self._give(by_key[key], record, search)
+        self.earlier.clear()
+        return False
+
+    def _give(self, candidate: Candidate, record: Record, search: Search) -> None:
+        search.seen[candidate.key] = candidate
+        search.records.append(record)
+        self.resumed += 1
+
+    def add(self, key: str) -> None:
+        if self.search is not None:
+            self.store.visit(self.search.id, key)
+
+    def close(self, finished: bool) -> None:
+        if self.search is not None:
+            self.search.finished = finished
+            self.store.update(self.search)
+
+
+def _search_to_continue(store: Store, wanted: StoredSearch, resume: bool | int) -> StoredSearch:
+    """The stored search a run continues (`resume`: True for the latest of the same identity, else
+    its id), with this run's budgets; else `wanted`, new (no id yet)."""
+    if resume is False:
+        return wanted
+    if resume is True:
+        found = next((s for s in store.searches() if s.identity() == wanted.identity()), None)
+        if found is None:
+            return wanted
+    else:
+        found = store.search(resume)
+        differences = found.differences(wanted)
+        if differences:
+            raise ValueError(f"search {resume} in {store.path} is another search: {'; '.join(differences)} "
+                             "(that search's, then this run's)")
+    found.repeats, found.budget_seconds, found.max_candidates = (wanted.repeats, wanted.budget_seconds,
+                                                                 wanted.max_candidates)
+    return found
+
 
 def explore(space: Space, strategy: str = "model", budget_seconds: float | None = None,
             max_candidates: int | None = None, store: Store | None = None, repeats: int = 3,
             rerun: bool = False, seed: int = 0, ceiling: float | None = None, progress: bool = True,
-            problem: Problem | None = None, runner: Runner | None = None, **settings: Any) -> Exploration:
+            problem: Problem | None = None, runner: Runner | None = None, resume: bool | int = False,
+            started: float | None = None, **settings: Any) -> Exploration:
     """Search `space` with a registered strategy (polyfw.explore.strategies; `settings` are its
     own, e.g. the model strategy's top=8) until it has nothing more to propose, or the time or
     candidate budget runs out; each measured candidate goes into `store` (skipped when stored for
-    this machine, unless `rerun`). runner: how candidates run (default: RunHere(space.target); a
-    collective target's is polyfw.explore.mpi.Team)."""
-    started = time.perf_counter()
+    this machine, unless `rerun`), and the run is a search there with the keys it visited.
+    runner: how candidates run (default: RunHere(space.target); a collective target's is
+    polyfw.explore.mpi.Team). resume: True continues the latest search in `store` of the same
+    problem, space, strategy, settings and seed (a new one where there is none), an int the
+    search of that id; the budgets count this run's visits only. started: the perf_counter time
+    the time budget counts from (default: now; the CLI's start, so that its ceiling counts)."""
+    budget = Budget(budget_seconds, max_candidates, time.perf_counter() if started is None else started)
+    began = time.perf_counter()
+    check_axes(space)
     chosen = find_strategy(strategy)
     settings = chosen.settings(settings)
+    if resume is not False and store is None:
+        raise ValueError("resuming a search needs the store that holds it")
     problem = problem or Problem.random(space.n, space.dtype, seed, space.semiring)
     runner = runner or RunHere(space.target)
-    model = model_for(runner, space.dtype)
+    model = model_for(runner, space.dtype, store)
     machine_key, description = machine(space.dtype, runner, ceiling)
-    ranking_deadline = None if budget_seconds is None else started + budget_seconds / 4
-    search = Search(space, model, seed, settings, ranking_deadline)
-    skipped = 0
-    visits = chosen.visits(space, settings)
-    bar = Progress(visits if max_candidates is None else min(max_candidates, visits), progress)
-
-    def out_of_budget() -> bool:
-        over_time = budget_seconds is not None and time.perf_counter() - started > budget_seconds
-        return over_time or (max_candidates is not None and len(search.records) >= max_candidates)
-
+    visits = Visits(store, StoredSearch(machine_key, space.target, problem.stored_as, space.n, narrowing(space),
+                                        strategy, settings, seed, repeats, budget_seconds, max_candidates),
+                    resume, space)
+    search = Search(space, model, seed, settings, budget.ranking_deadline())
+    skipped, finished = 0, False
+    left = max(chosen.visits(space, settings) - visits.visited_before, 0)
+    bar = Progress(left if max_candidates is None else min(max_candidates, left), progress)
+    news = visits.news()
+    if news:
+        bar.say(news)
     for candidate in chosen.propose(search):
-        if out_of_budget():
-            break
-        if candidate.key in search.seen:
+        if candidate.key in search.seen or visits.feed(candidate, search):
             continue
-        search.seen[candidate.key] = candidate
-        stored = None if store is None or rerun else store.get(machine_key, space.target, problem.stored_as, space.n,
-                                                               candidate.key)
-        if stored is not None:
+        if not budget.allows_visit():
+            break
+        record = None if store is None or rerun else store.get(machine_key, space.target, problem.stored_as,
+                                                               space.n, candidate.key)
+        if record is not None:
             skipped += 1
-            record = stored
+        elif not budget.allows_measuring():
+            break
         else:
+            clock = time.perf_counter()
             record = measure(candidate, problem, runner, repeats, model, machine_key, description)
+            budget.spent.append(time.perf_counter() - clock)
             if store is not None:
                 store.put(record)
+        search.seen[candidate.key] = candidate
         search.records.append(record)
+        budget.visited += 1
+        visits.add(candidate.key)
         bar.update(record)
+    else:
+        finished = True
     bar.close()
-    return Exploration(search.records, strategy, time.perf_counter() - started, skipped, search.seen)
+    visits.close(finished)
+    return Exploration(search.records, strategy, time.perf_counter() - began, skipped, search.seen,
+                       None if visits.search is None else visits.search.id, visits.resumed, finished, budget)
 
 
 # ---------------------------------------------------------------- reading the results

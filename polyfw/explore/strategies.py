@@ -13,10 +13,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
+
 from codegen.targets import Option
 from tiling.registry import Registry
 
-from .model import Model, ranked
+from .model import Model, calibration_for, ranked
 from .space import Candidate, Space
 from .store import Measured, Record
 
@@ -72,7 +74,8 @@ def order_candidates(space: Space, strategy: str, seed: int = 0, model: Model | 
     """The order a strategy visits the candidates in while none is measured yet ('model': its
     ranked sample; the refinement comes once it has measured)."""
     chosen = find_strategy(strategy)
-    search = Search(space, model or Model(target=space.target), seed, chosen.settings(settings))
+    model = model or Model(calibration_for(space.dtype, numba.get_num_threads()), space.target)
+    search = Search(space, model, seed, chosen.settings(settings))
     return list(chosen.propose(search))
 
 
@@ -84,21 +87,48 @@ def exhaustive(search: Search) -> Iterator[Candidate]:
     yield from search.space
 
 
-def _shuffled(space: Space, seed: int) -> list[Candidate]:
-    candidates = list(space)
-    random.Random(seed).shuffle(candidates)
-    return candidates
+def _stratified(candidates: list[Candidate], levels: list[Callable[[Candidate], Any]],
+                rng: random.Random) -> Iterator[Candidate]:
+    """The candidates grouped by the first level's value (groups in a random order), the groups
+    taken in turn, each in this order over the remaining levels; the last level's groups shuffled."""
+    if not levels:
+        rng.shuffle(candidates)
+        yield from candidates
+        return
+    groups: dict[Any, list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(levels[0](candidate), []).append(candidate)
+    order = list(groups.values())
+    rng.shuffle(order)
+    turns = [_stratified(group, levels[1:], rng) for group in order]
+    while turns:
+        going = []
+        for turn in turns:
+            taken = next(turn, None)
+            if taken is not None:
+                yield taken
+                going.append(turn)
+        turns = going
+
+
+def stratified(space: Space, seed: int) -> list[Candidate]:
+    """Every candidate in a seeded random order drawn family first, then each run option (the
+    runtime), then the tile, then the other parameters: any prefix spreads over every family,
+    runtime and tile the space holds, however many parameter settings one family has."""
+    levels = [lambda c: c.family, *(lambda c, name=name: c.option_dict().get(name) for name in space.run_axes),
+              lambda c: c.size]
+    return list(_stratified(list(space), levels, random.Random(seed)))
 
 
 def random_order(search: Search) -> Iterator[Candidate]:
-    """Every candidate, in a seeded random order."""
-    yield from _shuffled(search.space, search.seed)
+    """Every candidate, in a seeded stratified random order (family, runtime, tile, then the rest)."""
+    yield from stratified(search.space, search.seed)
 
 
 def model_guided(search: Search) -> Iterator[Candidate]:
     """A seeded random sample of the space ranked by the model's seconds, measured in that order
     until `top` are measured; then the refinement around the best measured one."""
-    sample = _shuffled(search.space, search.seed)[:search.settings["sample"]]
+    sample = stratified(search.space, search.seed)[:search.settings["sample"]]
     for candidate in ranked(search.space, sample, search.model, search.deadline):
         if len(search.measured) >= search.settings["top"]:
             break
@@ -117,7 +147,8 @@ def refine(search: Search) -> Iterator[Candidate]:
 
 
 register(Strategy("exhaustive", "every candidate, in the space's order", exhaustive))
-register(Strategy("random", "every candidate, in a seeded random order", random_order))
+register(Strategy("random", "every candidate, in a seeded random order stratified by family, runtime and tile",
+                  random_order))
 register(Strategy("model", "rank a seeded sample by the cost model, measure its top, then refine around the best "
                   "measured: its neighbours in the model's order, moving to any that improves on it",
                   model_guided,

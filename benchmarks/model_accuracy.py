@@ -1,0 +1,125 @@
+"""How well the calibrated model ranks schedules on this machine (issue 36). Not a test.
+
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/model_accuracy.py [--sizes 2048 4096]
+        [--dtypes float32 int32] [--store benchmarks/model_accuracy.sqlite] [--plot benchmarks/model_accuracy.png]
+
+First `polyfw calibrate` for each dtype (its time is printed: the target is
+under a minute for the defaults), stored in --store. Then, per size and dtype,
+every candidate of an evaluation space spread over every family, tile, κ and
+runtime (EVALUATION_AXES: 60 candidates) is proved, verified exactly and timed
+(median of --repeats, interleaving nothing: one candidate at a time on a quiet
+machine), and the model's ranking is rated: Kendall's tau between predicted
+and measured seconds, the top-1 regret (the model's favourite against the
+best measured). Then the 'model' strategy searches the same space with the
+same store, measuring at most a quarter of what exhaustive measured (stored
+records stand in for its measurements), and its best is compared with the
+exhaustive best. The plot puts predicted against measured seconds, one panel
+per size and dtype.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from codegen.register_blocks import cpu_description  # noqa: E402  (first: it sets Numba's CPU features)
+
+import numba  # noqa: E402
+
+from polyfw.explore import Exploration, Space, Store, explore, label  # noqa: E402
+from polyfw.machine.calibrate import calibrate, memory_bandwidth, save  # noqa: E402
+
+#: the evaluation space: every family, the searched tiles, three kappas, every runtime (the
+#: generalized family's fused variant in its seed order: its other settings are a few percent apart)
+EVALUATION_AXES = {"tile": [32, 64, 128, 256], "kappa": [2, 4, 8], "variant": ["fused"], "reverse": ["descending"],
+                   "step_order": ["LeadBlock-LeadRowCol"], "part_order": ["forward-reverse-rest"],
+                   "paired": [True], "stages": ["I-SD-DD"]}
+
+
+def rated(found: Exploration) -> str:
+    quality = found.quality()
+    return (f"tau {quality['kendall_tau']:.3f} over {quality['pairs']} candidates, regret "
+            f"{100 * quality['regret']:.1f}%")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--store", default="benchmarks/model_accuracy.sqlite")
+    parser.add_argument("--plot", default="benchmarks/model_accuracy.png")
+    parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                        help="use the store's latest calibration (default: calibrate first)")
+    args = parser.parse_args()
+    cpu = cpu_description()
+    print(f"CPU: {cpu['model']} ({cpu['llvm_cpu']}, {cpu['isa']}, {cpu['vector_bytes']}-byte vectors), "
+          f"{numba.get_num_threads()} threads")
+    if args.calibrate:
+        started = time.perf_counter()
+        bandwidth = memory_bandwidth()
+        for dtype in args.dtypes:
+            save(calibrate(dtype, bandwidth=bandwidth, say=print), args.store)
+        print(f"calibrated {', '.join(args.dtypes)} in {time.perf_counter() - started:.1f} s")
+    rows, panels = [], []
+    with Store(args.store) as store:
+        for n in args.sizes:
+            for dtype in args.dtypes:
+                space = Space(n, dtype, values=EVALUATION_AXES)
+                started = time.perf_counter()
+                every = explore(space, "exhaustive", store=store, repeats=args.repeats, progress=True)
+                print(f"n = {n}, {dtype}: {len(every.measured)} measured in {time.perf_counter() - started:.0f} s; "
+                      f"{rated(every)}")
+                budget = max(1, len(every.records) // 4)
+                guided = explore(space, "model", max_candidates=budget, store=store, repeats=args.repeats,
+                                 progress=False)
+                best, found = every.best, guided.best
+                print(f"  exhaustive best {label(best.key)} {best.seconds:.4f} s; model strategy, {len(guided.records)}"
+                      f" visited: {label(found.key)} {found.seconds:.4f} s ({100 * (found.seconds / best.seconds - 1):+.1f}%)")
+                quality = every.quality()
+                rows.append(f"| {n} | {dtype} | {len(every.measured)} | {quality['kendall_tau']:.3f} | "
+                            f"{100 * quality['regret']:.1f}% | {len(guided.records)} of {len(every.records)} | "
+                            f"{100 * (found.seconds / best.seconds - 1):+.1f}% |")
+                panels.append((f"n = {n}, {dtype}: tau {quality['kendall_tau']:.2f}", every.measured))
+    print("\n| n | dtype | measured | Kendall tau | top-1 regret | model strategy visited | its best vs exhaustive |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    if args.plot:
+        plot(panels, args.plot, f"{cpu['model']}, {numba.get_num_threads()} threads")
+        print(f"wrote {args.plot}")
+
+
+def plot(panels, path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), squeeze=False)
+    colours = dict(zip(("classic", "generalized", "recursive"), plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    markers = {"barrier": "o", "dataflow": "^", "dataflow-shared": "s"}
+    for axis, (name, records) in zip(axes[0], panels):
+        for r in records:
+            runtime = dict(item.split("=", 1) for item in r.key.split(";")[1:]).get("runtime", "barrier")
+            axis.scatter(r.predicted_seconds, r.seconds, color=colours.get(r.family, "grey"),
+                         marker=markers.get(runtime, "o"), s=22)
+        low = min(min(r.predicted_seconds, r.seconds) for r in records)
+        high = max(max(r.predicted_seconds, r.seconds) for r in records)
+        axis.plot([low, high], [low, high], color="grey", linestyle=":")
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        axis.set_title(name, fontsize=9)
+        axis.set_xlabel("predicted seconds (calibrated model)")
+    axes[0][0].set_ylabel("measured seconds (median)")
+    handles = [plt.Line2D([], [], color=c, marker="o", linestyle="", label=f) for f, c in colours.items()]
+    handles += [plt.Line2D([], [], color="black", marker=m, linestyle="", label=r) for r, m in markers.items()]
+    axes[0][-1].legend(handles=handles, fontsize=7)
+    figure.suptitle(title, fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""`polyfw calibrate`: measure on this machine the parts the exploration model is made of, in under a minute.
+
+Per element type: each tile role's time per relaxation at every searched tile
+size, read from the profile of real classic runs (codegen.profile) with the
+matrix in cache; the same runs with the matrix out of the last-level cache
+give what an element loaded from memory costs; the runs' time outside their
+tile-layers gives a stage's start and barrier and the driver's time per
+tile-layer, for each driver form; the dataflow runtimes' own time per
+tile-layer comes from timing them beside the model. The register-block
+search's rates (codegen.register_blocks) give each block's product rate.
+The result (schedules.predict.Calibration) is stored per machine in the
+results store and read by explore, `polyfw cost --explain` and solve's choices.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from codegen import generate
+from codegen.cpu import driver_form
+from codegen.profile import RunProfile, relaxations_by_role, run_profile
+from codegen.register_blocks import cached_choice, cpu_key
+from codegen.targets import find_target
+from schedules import StageView, build
+from schedules.cost import tile_view
+from schedules.predict import Calibration, predict, task_loads
+from schedules.stages import ROLES
+
+from ..graphs import as_dense, random_graph
+from .tuning import user_data_dir
+
+#: the tiles calibrated (the cpu target's searched ones and one above)
+TILES = (32, 64, 128, 256)
+#: the matrix size whose runs stay in cache, and the largest one taken out of it
+IN_CACHE_N, OUT_OF_CACHE_N = 1024, 4096
+#: tiles from this one up are also timed out of cache (below it the element cost is the nearest one's:
+#: their out-of-cache runs take longest, and their tile-layers' time is mostly their own)
+SPILLING_TILE = 64
+DEFAULT_DTYPES = ("float32", "int32")
+#: the cpu target's runtimes besides the barrier one (the model simulates them as dataflow)
+DATAFLOW_RUNTIMES = tuple(r for r in find_target("cpu").option("runtime").choices if r != "barrier")
+
+
+def calibration_store() -> Path:
+    """Where calibrations go unless told: $POLYFW_STORE, else the results store in the user data directory."""
+    given = os.environ.get("POLYFW_STORE")
+    return Path(given) if given else user_data_dir() / "polyfw-explore.sqlite"
+
+
+def last_level_cache_bytes() -> int:
+    """The largest cache's size as Linux reports it (32 MiB where it does not)."""
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KMG")) * scale)
+    return max(sizes, default=32 << 20)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One profiled classic run: its view and where its time went."""
+
+    view: StageView
+    profile: RunProfile
+    form: str
+
+
+def _matrix(n: int, dtype: str) -> np.ndarray:
+    """The input an exploration measures on (polyfw.explore.Problem's graph: 4n arcs, seed 0)."""
+    return as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=0), dtype=dtype)
+
+
+def _best_run(n: int, tile: int, dtype: str, repeats: int, runtime: str = "barrier",
+              driver: str = "auto") -> tuple[float, dict]:
+    """The fastest of `repeats` runs of classic blocked FW: its seconds and its last_run record."""
+    compiled = generate(build("classic", n, tile), target="cpu", dtype=dtype, runtime=runtime, driver=driver)
+    matrix, buffer = _matrix(n, dtype), None
+    best: tuple[float, dict] = (float("inf"), {})
+    for _ in range(repeats):
+        buffer = matrix.copy()
+        started = time.perf_counter()
+        compiled(buffer)
+        seconds = time.perf_counter() - started
+        if seconds < best[0]:
+            best = (seconds, dict(compiled.last_run))
+    return best
+
+
+def _profiled(n: int, tile: int, dtype: str, repeats: int, driver: str = "auto") -> _Run:
+    _, last_run = _best_run(n, tile, dtype, repeats, driver=driver)
+    return _Run(tile_view(build("classic", n, tile)), run_profile(last_run), driver_form(n, tile, driver))
+
+
+def _per_relaxation(run: _Run) -> dict[str, float]:
+    """Thread-seconds per relaxation of each role in the run."""
+    counts = relaxations_by_role(run.view.n, run.view.tile)
+    return {role: run.profile.parts[role] * run.profile.threads / counts[role] for role in ROLES}
+
+
+def _element_load(run: _Run, in_cache: dict[str, float]) -> float:
+    """Thread-seconds per element loaded beyond what the in-cache rates account for."""
+    counts = relaxations_by_role(run.view.n, run.view.tile)
+    extra = sum(run.profile.parts[role] * run.profile.threads - in_cache[role] * counts[role] for role in ROLES)
+    return max(extra / task_loads(run.view).sum(), 0.0)
+
+
+def _overheads(runs: Sequence[_Run], calibration: Calibration) -> Calibration:
+    """The calibration with, per driver form, a stage's seconds and the driver's per tile-layer, and the
+    thread-seconds per task: fitted (non-negative least squares, each run weighted by its length) to
+    each run's time beyond its tile-layers and the model's uneven split of them."""
+    from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
+
+    forms = sorted({run.form for run in runs})
+    rows, beyond = [], []
+    for run in runs:
+        row = np.zeros(2 * len(forms) + 1)
+        at = 2 * forms.index(run.form)
+        row[at], row[at + 1], row[-1] = run.view.n_stages, len(run.view.units), run.view.n_tasks / run.profile.threads
+        modelled = predict(run.view, calibration, driver=run.form).seconds
+        rows.append(row / run.profile.seconds)
+        beyond.append((run.profile.seconds - modelled) / run.profile.seconds)
+    fitted = nnls(np.array(rows), np.array(beyond))[0]
+    return replace(calibration, stage={form: float(fitted[2 * f]) for f, form in enumerate(forms)},
+                   driver={form: float(fitted[2 * f + 1]) for f, form in enumerate(forms)}, task=float(fitted[-1]))
+
+
+def _dataflow_seconds(dtype: str, calibration: Calibration, repeats: int, n: int, tile: int) -> dict[str, float]:
+    """Each dataflow runtime's own thread-seconds per tile-layer: its measured time beyond the model's
+    (classic at the smallest tile: many tile-layers, so their own time shows)."""
+    view = tile_view(build("classic", n, tile))
+    found = {}
+    for runtime in DATAFLOW_RUNTIMES:
+        seconds, _ = _best_run(n, tile, dtype, repeats, runtime)
+        modelled = predict(view, replace(calibration, dataflow={runtime: 0.0}), runtime).seconds
+        found[runtime] = max((seconds - modelled) * calibration.threads / len(view.units), 0.0)
+    return found
+
+
+def _register_blocks(dtype: str) -> dict[str, float]:
+    """Each measured register block's product rate relative to the chosen one ('RxC', C in elements)."""
+    choice = cached_choice(dtype)
+    if choice is None or not choice.rates:
+        return {}
+    from codegen.intrinsics import vector_width
+
+    lanes = vector_width(np.dtype(dtype).itemsize)
+    chosen = choice.rates.get(choice.label) or max(choice.rates.values())
+    relative = {}
+    for label, rate in choice.rates.items():
+        shape = label.split("u")[0].split("p")[0]
+        rows, vectors = (int(x) for x in shape.split("x"))
+        key = f"{rows}x{vectors * lanes}"
+        relative[key] = max(relative.get(key, 0.0), rate / chosen)
+    return relative
+
+
+def memory_bandwidth(megabytes: int = 256, repeats: int = 3) -> float:
+    """Bytes per second a large copy moves (read and written), best of `repeats`."""
+    source = np.ones(megabytes << 18, dtype=np.float32)
+    target = np.empty_like(source)
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        np.copyto(target, source)
+        best = min(best, time.perf_counter() - started)
+    return 2 * source.nbytes / best
+
+
+def calibrate(dtype: str, repeats: int = 3, bandwidth: float = 0.0, say: Callable[[str], None] = lambda line: None,
+              tiles: Sequence[int] = TILES, in_cache_n: int = IN_CACHE_N,
+              out_of_cache_n: int = OUT_OF_CACHE_N) -> Calibration:
+    """Measure this machine's Calibration for `dtype` on numba's threads (about 20 s; smaller `tiles`
+    and sizes for a quick look)."""
+    threads = numba.get_num_threads()
+    in_cache = [_profiled(in_cache_n, tile, dtype, repeats) for tile in tiles]
+    relaxation = {run.view.tile: _per_relaxation(run) for run in in_cache}
+    say(f"{dtype}: in cache (n = {in_cache_n}), G relaxations/s per thread by tile: " + ", ".join(
+        f"{tile}: DD {1e-9 / r['DD']:.1f} I {1e-9 / r['I']:.1f}" for tile, r in relaxation.items()))
+    itemsize = np.dtype(dtype).itemsize
+    cache = last_level_cache_bytes()
+    out_n = min(out_of_cache_n, max(in_cache_n, int(np.sqrt(2 * cache / itemsize)) // 256 * 256))
+    out_of_cache = []
+    if out_n * out_n * itemsize > cache:
+        out_of_cache = [_profiled(out_n, tile, dtype, 1) for tile in tiles if tile >= SPILLING_TILE]
+    element_load = {run.view.tile: _element_load(run, relaxation[run.view.tile]) for run in out_of_cache}
+    if element_load:
+        say(f"{dtype}: out of cache (n = {out_n}), ns per element loaded by tile: "
+            + ", ".join(f"{tile}: {s * 1e9:.2f}" for tile, s in element_load.items()))
+    # the other driver form on many tile-layers, for the overheads (its tile-layers cost what they do in the others)
+    other = "compiled" if driver_form(in_cache_n, min(tiles)) == "replayed" else "replayed"
+    runs = [*in_cache, *out_of_cache, _profiled(in_cache_n, min(tiles), dtype, repeats, other)]
+    calibration = Calibration(dtype, threads, relaxation, element_load, (cache // 2, out_n * out_n * itemsize),
+                              register_blocks=_register_blocks(dtype), bandwidth=bandwidth)
+    calibration = _overheads(runs, calibration)
+    calibration = replace(calibration, dataflow=_dataflow_seconds(dtype, calibration, repeats, in_cache_n,
+                                                                  min(tiles)))
+    say(f"{dtype}: per stage " + ", ".join(f"{form} {s * 1e6:.1f} us" for form, s in calibration.stage.items())
+        + "; per tile-layer " + ", ".join(f"{form} driver {s * 1e9:.0f} ns" for form, s in calibration.driver.items())
+        + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per tile-layer "
+        + ", ".join(f"{r} {s * 1e9:.0f} ns" for r, s in calibration.dataflow.items()))
+    return calibration
+
+
+# ---------------------------------------------------------------- the store's calibrations table
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE IF NOT EXISTS calibrations (machine TEXT, dtype TEXT, threads INTEGER, "
+               "processes INTEGER, created REAL, calibration TEXT)")
+    return db
+
+
+def save(calibration: Calibration, path: str | Path | None = None, machine: str | None = None) -> Path:
+    """Add `calibration` to the store at `path` (calibration_store() unless given) under this machine."""
+    path = Path(path) if path is not None else calibration_store()
+    with _connect(path) as db:
+        db.execute("INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?)",
+                   (machine or cpu_key(), calibration.dtype, calibration.threads, calibration.processes, time.time(),
+                    json.dumps(calibration.as_dict())))
+    return path
+
+
+def load(dtype: str, threads: int, path: str | Path | None = None, machine: str | None = None) -> Calibration | None:
+    """The latest calibration of this machine for `dtype` on `threads` threads, or None."""
+    path = Path(path) if path is not None else calibration_store()
+    if not path.exists():
+        return None
+    with _connect(path) as db:
+        row = db.execute("SELECT calibration FROM calibrations WHERE machine = ? AND dtype = ? AND threads = ? "
+                         "ORDER BY created DESC LIMIT 1", (machine or cpu_key(), dtype, threads)).fetchone()
+    return None if row is None else Calibration.from_dict(json.loads(row[0]))

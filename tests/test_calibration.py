@@ -1,0 +1,147 @@
+"""The calibrated model (schedules.predict), its measurement (polyfw.machine.calibrate), the rule that
+prunes refuted stage orders, and the stratified order an exploration samples in."""
+import itertools
+
+import numba
+import numpy as np
+import pytest
+
+from polyfw.explore import Space, explore
+from polyfw.explore.model import Model, calibration_for
+from polyfw.explore.store import Store
+from polyfw.explore.strategies import stratified
+from polyfw.machine import calibrate as calibrations
+from polyfw.method import fastest_exact
+from schedules import build
+from schedules.cost import tile_view
+from schedules.order_rules import order_settings, refuted_orders
+from schedules.predict import PREDICTED_PARTS, Calibration, predict, task_loads
+from schedules.stages import ROLES
+
+
+def _calibration(**changed) -> Calibration:
+    given = dict(dtype="float32", threads=2,
+                 relaxation={32: dict(zip(ROLES, (4e-10, 1e-10, 1e-10, 1e-10))),
+                             128: dict(zip(ROLES, (1e-10, 5e-11, 5e-11, 4e-11)))},
+                 element_load={32: 1e-9, 128: 2e-9}, cache_bytes=(1 << 20, 1 << 24),
+                 stage={"compiled": 20e-6, "replayed": 40e-6}, driver={"compiled": 50e-9, "replayed": 0.0},
+                 task=1e-6, dataflow={"dataflow": 2e-6})
+    return Calibration(**{**given, **changed})
+
+
+def test_a_prediction_is_the_sum_of_its_parts_and_reads_every_part_of_the_calibration():
+    view = tile_view(build("classic", 256, 32))
+    calibration = _calibration()
+    barrier = predict(view, calibration, "barrier", "compiled")
+    assert set(barrier.parts) == set(PREDICTED_PARTS)
+    assert barrier.seconds == pytest.approx(sum(barrier.parts.values()))
+    assert barrier.parts["between stages"] == pytest.approx(view.n_stages * 20e-6 + len(view.units) * 50e-9)
+    # the DD tile-layers' relaxations at the DD rate, over 2 threads
+    dd = 7 * 7 * 8 * 32**3
+    assert barrier.parts["DD"] == pytest.approx(dd * 1e-10 / 2)
+    assert barrier.parts["memory"] == 0.0  # 256 KiB: in cache
+    assert barrier.parts["waiting in stages"] > 0  # the pivot runs alone
+    flow = predict(view, calibration, "dataflow")
+    assert flow.parts["runtime"] == pytest.approx(len(view.units) * 2e-6 / 2) and flow.parts["between stages"] == 0
+    with pytest.raises(ValueError, match="runtime 'dataflow-shared' is not calibrated; calibrated: barrier, dataflow"):
+        predict(view, calibration, "dataflow-shared")
+    assert "DD" in barrier.explain() and "predicted" in barrier.explain().splitlines()[-1]
+
+
+def test_out_of_cache_a_task_pays_for_the_elements_it_loads_and_keeping_blocks_saves_it():
+    calibration = _calibration(cache_bytes=(1 << 10, 1 << 12))  # every matrix here spills
+    classic, kept = (tile_view(build(f, 512, 128, **kw)) for f, kw in (("classic", {}), ("generalized", {"kappa": 4})))
+    assert task_loads(classic).sum() > task_loads(kept).sum()
+    assert predict(kept, calibration).parts["memory"] < predict(classic, calibration).parts["memory"]
+    assert predict(classic, calibration).parts["memory"] == pytest.approx(task_loads(classic).sum() * 2e-9 / 2)
+
+
+def test_rates_between_calibrated_tiles_are_interpolated_and_beyond_them_the_nearest():
+    calibration = _calibration()
+    dd = ROLES.index("DD")
+    assert calibration.per_relaxation(64)[dd] == pytest.approx((1e-10 + 4e-11) / 2)
+    assert calibration.per_relaxation(16)[dd] == calibration.per_relaxation(32)[dd]
+    assert calibration.product_rate(256) == pytest.approx(1 / 4e-11)
+    assert calibration.load_seconds(128, 1 << 19) == 0.0 and calibration.load_seconds(128, 1 << 25) == 2e-9
+    assert 0 < calibration.load_seconds(128, 1 << 22) < 2e-9
+    assert Calibration.from_dict(calibration.as_dict()) == calibration
+
+
+def test_a_register_block_scales_the_products():
+    view = tile_view(build("classic", 256, 64))
+    calibration = _calibration(register_blocks={"4x16": 0.5})
+    slower = predict(view, calibration, register_block="4x16")
+    assert slower.parts["DD"] == pytest.approx(2 * predict(view, calibration).parts["DD"])
+
+
+def test_calibrate_measures_stores_and_the_model_reads_it_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYFW_STORE", str(tmp_path / "user.sqlite"))
+    measured = calibrations.calibrate("int32", repeats=1, tiles=(16, 32), in_cache_n=128, out_of_cache_n=128)
+    assert measured.measured and set(measured.relaxation) == {16, 32}
+    assert all(seconds > 0 for roles in measured.relaxation.values() for seconds in roles.values())
+    assert set(measured.dataflow) == {"dataflow", "dataflow-shared"} and measured.task >= 0
+    path = calibrations.save(measured, tmp_path / "s.sqlite")
+    threads = measured.threads
+    assert calibrations.load("int32", threads, path) == measured
+    assert calibrations.load("float32", threads, path) is None
+    assert calibration_for("int32", threads, path) == measured
+    assert not calibration_for("int32", threads + 1, path).measured  # another thread count: assumed
+    # explore ranks by the calibration in its store
+    with Store(path) as store:
+        found = explore(Space(64, "int32", families=("classic",), values={"tile": [16, 32]}, run_axes=()),
+                        "exhaustive", store=store, repeats=1, progress=False)
+    expected = Model(measured).prediction(build("classic", 64, 16), found.candidates[found.records[0].key])
+    assert found.records[0].predicted_seconds == pytest.approx(expected.seconds)
+    assert found.records[0].model["predicted DD"] == pytest.approx(expected.parts["DD"])
+
+
+def test_refuted_stage_orders_are_pruned_by_rule_and_counted():
+    assert refuted_orders("classic") == {(("stages", order),) for order in itertools.permutations(("I", "SD", "DD"))
+                                         if order != ("I", "SD", "DD")}
+    legal = set(order_settings("generalized")) - refuted_orders("generalized")
+    assert {dict(s)["step_order"] for s in legal} == {("LeadBlock", "LeadRowCol")}
+    assert {dict(s)["part_order"][0] for s in legal} == {"forward"}
+    assert refuted_orders("recursive") == frozenset()
+    space = Space(64, values={"tile": [16]}, run_axes=())
+    kept = list(space)
+    assert all(dict(c.params).get("stages", ("I", "SD", "DD")) == ("I", "SD", "DD") for c in kept)
+    assert space.pruned() == 5 + 10 * 4 * 2 * 2  # classic's five; generalized's ten, each at 4 kappas, 2 variants, 2 directions
+    # an order axis narrowed by the user stays as asked, refuted or not
+    asked = Space(64, families=("classic",), values={"tile": [16], "stages": ["SD-I-DD"]}, run_axes=())
+    assert [dict(c.params)["stages"] for c in asked] == [("SD", "I", "DD")] and asked.pruned() == 0
+
+
+def test_the_random_order_spreads_every_prefix_over_families_runtimes_and_tiles():
+    space = Space(512)
+    order = stratified(space, seed=23)
+    assert sorted(c.key for c in order) == sorted(c.key for c in space)
+    families, runtimes = {c.family for c in space}, {c.option_dict()["runtime"] for c in space}
+    first = order[:len(families) * len(runtimes)]
+    assert {c.family for c in first} == families
+    for family in families:
+        assert {c.option_dict()["runtime"] for c in order[:3 * len(families) * len(runtimes)]
+                if c.family == family} == runtimes
+    generalized = [c.size for c in order if c.family == "generalized"][:8]
+    assert set(generalized) == set(space.tiles())  # not mostly the tile with the most kappa values
+    assert order == stratified(space, seed=23) and order != stratified(space, seed=24)
+
+
+def test_dtype_auto_takes_a_wider_exact_type_only_when_calibrated_clearly_faster():
+    assert fastest_exact(["int16", "int32", "float64"], {"dense": {"int16": 100e9, "int32": 70e9}}) == "int16"
+    assert fastest_exact(["int32", "float32"], {"dense": {"int32": 30e9, "float32": 40e9}}) == "float32"
+    assert fastest_exact(["int32", "float32"], {"dense": {"int32": 38e9, "float32": 40e9}}) == "int32"
+
+
+def test_cost_explain_prints_the_calibrated_parts(tmp_path, capsys, monkeypatch):
+    from polyfw.cli.main import main
+
+    monkeypatch.setenv("POLYFW_STORE", str(tmp_path / "none.sqlite"))
+    assert main(["cost", "classic", "--n", "256", "--tile", "64", "--explain"]) == 0
+    shown = capsys.readouterr().out
+    assert "NOT calibrated" in shown and "DD" in shown and "predicted" in shown
+    calibrations.save(_calibration(threads=numba.get_num_threads()), tmp_path / "s.sqlite")
+    assert main(["cost", "classic", "--n", "256", "--tile", "64", "--explain", "--store",
+                 str(tmp_path / "s.sqlite")]) == 0
+    shown = capsys.readouterr().out
+    assert "calibrated on this machine" in shown and "between stages" in shown
+    assert np.isfinite(float(shown.split("predicted")[-1].split()[0]))

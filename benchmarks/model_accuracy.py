@@ -29,7 +29,8 @@ from codegen.register_blocks import cpu_description  # noqa: E402  (first: it se
 import numba  # noqa: E402
 
 from polyfw.explore import Exploration, Space, Store, explore, label  # noqa: E402
-from polyfw.machine.calibrate import calibrate, memory_bandwidth, save  # noqa: E402
+from polyfw.machine.calibrate import calibrate, memory_bandwidth  # noqa: E402
+from polyfw.machine.calibrations import save  # noqa: E402
 
 #: the evaluation space: every family, the searched tiles, three kappas, every runtime (the
 #: generalized family's fused variant in its seed order: its other settings are a few percent apart)

@@ -13,7 +13,7 @@ from functools import cache
 
 import numba
 
-from .machine import calibrate
+from .machine import calibrations
 from .machine.tuning import machine_tuning, tuning_table
 
 #: what `solve(method=...)` takes: 'dense' Floyd-Warshall, 'sparse' Johnson, or the faster by the model
@@ -55,7 +55,7 @@ def _calibrated_dense_rates(threads: int) -> dict[str, float]:
     (read once a process)."""
     found = {}
     for dtype in DEFAULT_RATES["dense"]:
-        calibration = calibrate.load(dtype, threads)
+        calibration = calibrations.load(dtype, threads)
         if calibration is not None:
             found[dtype] = threads * calibration.product_rate(RATE_TILE)
     return found

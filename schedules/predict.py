@@ -35,10 +35,11 @@ class Calibration:
     threads: int
     #: tile -> role -> thread-seconds per relaxation with every thread busy, the matrix in cache
     relaxation: dict[int, dict[str, float]]
-    #: tile -> thread-seconds per element a task loads when the matrix is out of the last-level cache
-    element_load: dict[int, float] = field(default_factory=dict)
-    #: matrix bytes up to which loads cost nothing extra, and from which they cost element_load in full
-    cache_bytes: tuple[int, int] = (1 << 62, 1 << 62)
+    #: matrix bytes -> tile -> thread-seconds per element a task loads, beyond the in-cache rates,
+    #: measured at matrices of those sizes (they spill out of the caches more as they grow)
+    element_load: dict[int, dict[int, float]] = field(default_factory=dict)
+    #: the matrix bytes the in-cache rates were measured at (loads cost nothing extra up to there)
+    in_cache_bytes: int = 0
     #: driver form -> a stage's start and barrier (barrier runtime), seconds
     stage: dict[str, float] = field(default_factory=dict)
     #: driver form -> the driver's serial seconds per tile-layer (a compiled one writes each
@@ -54,6 +55,9 @@ class Calibration:
     bandwidth: float = 0.0
     #: processes the threads belong to (1 but for a collective target)
     processes: int = 1
+    #: seconds of the speed probe (polyfw.machine.calibrate.speed_probe) when calibrated: a shared
+    #: host's speed moves, and the probe taken again says by how much
+    probe: float = 0.0
     #: whether measured here, or assumed
     measured: bool = True
 
@@ -73,8 +77,8 @@ class Calibration:
     def from_dict(cls, given: dict) -> Calibration:
         fields_ = dict(given)
         fields_["relaxation"] = {int(t): roles for t, roles in given["relaxation"].items()}
-        fields_["element_load"] = {int(t): s for t, s in given.get("element_load", {}).items()}
-        fields_["cache_bytes"] = tuple(given.get("cache_bytes", cls.cache_bytes))
+        fields_["element_load"] = {int(size): {int(t): s for t, s in by_tile.items()}
+                                   for size, by_tile in given.get("element_load", {}).items()}
         return cls(**fields_)
 
     def per_relaxation(self, tile: int) -> np.ndarray:
@@ -87,15 +91,14 @@ class Calibration:
         return 1.0 / float(self.per_relaxation(tile)[ROLES.index("DD")])
 
     def load_seconds(self, tile: int, matrix_bytes: int) -> float:
-        """Seconds per element loaded at `tile` for a matrix of this many bytes (0 while it fits in
-        cache, in full beyond the size measured out of cache, log-linear between)."""
-        if not self.element_load:
+        """Seconds per element loaded at `tile` for a matrix of this many bytes: 0 up to the in-cache
+        size, the measured costs at the sizes measured, log-linear between them, the largest's beyond."""
+        if not self.element_load or matrix_bytes <= self.in_cache_bytes:
             return 0.0
-        low, high = self.cache_bytes
-        if matrix_bytes <= low:
-            return 0.0
-        share = 1.0 if matrix_bytes >= high else math.log(matrix_bytes / low) / math.log(high / low)
-        return share * _interpolated(self.element_load, tile)
+        sizes = [self.in_cache_bytes, *sorted(self.element_load)]
+        costs = [0.0, *(_interpolated(self.element_load[size], tile) for size in sizes[1:])]
+        at = min(math.log(matrix_bytes), math.log(sizes[-1]))
+        return float(np.interp(at, [math.log(max(size, 1)) for size in sizes], costs))
 
 
 def _interpolated(by_tile: dict[int, float], tile: int) -> float:

@@ -41,7 +41,8 @@ from ..explore.mutants import explore_mutants, measure_novel, summary
 from ..explore.plots import plot_exploration
 from ..explore.runners import Problem
 from ..graphs import MATRIX_FORMATS, as_dense, minnesota_road_graph, random_graph, read_graph, write_matrix
-from ..machine.calibrate import calibrate, calibration_store, memory_bandwidth, save
+from ..machine.calibrate import calibrate, memory_bandwidth
+from ..machine.calibrations import calibration_store, save
 from ..machine.ceiling import measure as measure_ceiling
 from ..machine.info import machine_report
 from ..registry_tables import render

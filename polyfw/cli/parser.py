@@ -328,7 +328,8 @@ def _cost(parser: argparse.ArgumentParser) -> None:
 def _calibrate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", nargs="+", default=list(DEFAULT_DTYPES), choices=DTYPE_NAMES,
                         help=f"element types to calibrate (default: {' '.join(DEFAULT_DTYPES)}; about 20 s each)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each in-cache measurement (the fastest counts)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="rounds of the in-cache measurements (the fastest of each counts; fewer at larger sizes)")
     parser.add_argument("--store", default=None,
                         help="the results store to add the calibration to (default: $POLYFW_STORE, else "
                              "polyfw-explore.sqlite in the user data directory; explore, cost --explain and "

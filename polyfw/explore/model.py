@@ -21,8 +21,8 @@ from schedules.distribute import Grid, Network
 from schedules.predict import Calibration, Prediction
 from schedules.predict import predict as predict_seconds
 
-from ..machine import calibrate as calibrations
-from ..machine.calibrate import DATAFLOW_RUNTIMES
+from ..machine import calibrations
+from ..machine.calibrate import DATAFLOW_RUNTIMES, speed_probe
 from .space import Candidate, Space, build_candidate
 
 #: a product rate per thread to assume where this CPU has no measurement at all
@@ -72,6 +72,13 @@ class Model:
         return predict_seconds(_view(schedule), self.calibration, str(options.get("runtime", "barrier")),
                                driver_form(schedule.n, schedule.tile, str(options.get("driver", "auto"))),
                                None if block is None else "x".join(map(str, block)))
+
+    def slowdown(self) -> float:
+        """How much slower this host runs now than when calibrated (the speed probe taken again; 1
+        without a measured calibration, or on a collective target)."""
+        if not self.calibration.probe or find_target(self.target).collective:
+            return 1.0
+        return speed_probe(self.calibration.dtype) / self.calibration.probe
 
     def figures(self, schedule: Schedule, candidate: Candidate, dtype: str) -> dict[str, Any]:
         """The cost report's numbers for the candidate as it runs, with its predicted seconds and parts."""

@@ -91,6 +91,9 @@ def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int
     if outcome.status == "measured":
         record.times = outcome.times
         record.seconds = float(np.median(outcome.times))
+        # the prediction at the host's speed while it ran (record.model keeps it at calibration's)
+        record.model["host slowdown"] = model.slowdown()
+        record.predicted_seconds *= record.model["host slowdown"]
     return record
 
 
@@ -122,7 +125,8 @@ class Exploration(Measured):
 
         predicted, seconds = zip(*pairs)
         tau, p_value = (float(x) for x in kendalltau(predicted, seconds))
-        favourite = min(self.measured, key=lambda r: r.predicted_seconds)
+        # the candidate the model picks before measuring: by its prediction at calibration's speed
+        favourite = min(self.measured, key=lambda r: r.model.get("predicted_seconds", r.predicted_seconds))
         ranked = not math.isnan(tau)  # nan: every prediction (or time) the same, no ranking to rate
         return {"kendall_tau": tau if ranked else None, "p_value": p_value if ranked else None,
                 "regret": favourite.seconds / self.best.seconds - 1.0, "pairs": len(pairs)}

@@ -43,6 +43,8 @@ class Record:
     seconds: float | None = None
     times: list[float] = field(default_factory=list)
     compile_seconds: float | None = None
+    #: the calibrated model's seconds at the host's speed while the candidate ran (the speed probe's
+    #: slowdown, model['host slowdown'], times model['predicted_seconds'], its seconds at calibration's)
     predicted_seconds: float | None = None
     model: dict[str, Any] = field(default_factory=dict)
     machine_description: dict[str, Any] = field(default_factory=dict)

@@ -9,16 +9,15 @@ tile-layer, for each driver form; the dataflow runtimes' own time per
 tile-layer comes from timing them beside the model. The register-block
 search's rates (codegen.register_blocks) give each block's product rate.
 The result (schedules.predict.Calibration) is stored per machine in the
-results store and read by explore, `polyfw cost --explain` and solve's choices.
+results store (polyfw.machine.calibrations) and read by explore, `polyfw cost
+--explain` and solve's choices.
 """
 from __future__ import annotations
 
-import json
-import os
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numba
@@ -27,7 +26,7 @@ import numpy as np
 from codegen import generate
 from codegen.cpu import driver_form
 from codegen.profile import RunProfile, relaxations_by_role, run_profile
-from codegen.register_blocks import cached_choice, cpu_key
+from codegen.register_blocks import cached_choice
 from codegen.targets import find_target
 from schedules import StageView, build
 from schedules.cost import tile_view
@@ -35,24 +34,29 @@ from schedules.predict import Calibration, predict, task_loads
 from schedules.stages import ROLES
 
 from ..graphs import as_dense, random_graph
-from .tuning import user_data_dir
+from ..solve import padded_stride
 
 #: the tiles calibrated (the cpu target's searched ones and one above)
 TILES = (32, 64, 128, 256)
 #: the matrix size whose runs stay in cache, and the largest one taken out of it
 IN_CACHE_N, OUT_OF_CACHE_N = 1024, 4096
-#: tiles from this one up are also timed out of cache (below it the element cost is the nearest one's:
-#: their out-of-cache runs take longest, and their tile-layers' time is mostly their own)
-SPILLING_TILE = 64
+#: the speed probe's problem size and tile (a few milliseconds)
+PROBE = (512, 128)
 DEFAULT_DTYPES = ("float32", "int32")
 #: the cpu target's runtimes besides the barrier one (the model simulates them as dataflow)
 DATAFLOW_RUNTIMES = tuple(r for r in find_target("cpu").option("runtime").choices if r != "barrier")
 
 
-def calibration_store() -> Path:
-    """Where calibrations go unless told: $POLYFW_STORE, else the results store in the user data directory."""
-    given = os.environ.get("POLYFW_STORE")
-    return Path(given) if given else user_data_dir() / "polyfw-explore.sqlite"
+def spilling_sizes(in_cache_n: int, largest: int, itemsize: int) -> list[int]:
+    """The sizes timed for what spilling out of the caches costs: doubling from the in-cache size up to
+    `largest`, the last one past twice the last-level cache where the largest allows."""
+    sizes, n = [], 2 * in_cache_n
+    while n <= largest:
+        sizes.append(n)
+        if n * n * itemsize > 2 * last_level_cache_bytes():
+            break
+        n *= 2
+    return sizes
 
 
 def last_level_cache_bytes() -> int:
@@ -77,30 +81,58 @@ class _Run:
     form: str
 
 
+@lru_cache(maxsize=4)
 def _matrix(n: int, dtype: str) -> np.ndarray:
     """The input an exploration measures on (polyfw.explore.Problem's graph: 4n arcs, seed 0)."""
     return as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=0), dtype=dtype)
 
 
-def _best_run(n: int, tile: int, dtype: str, repeats: int, runtime: str = "barrier",
-              driver: str = "auto") -> tuple[float, dict]:
-    """The fastest of `repeats` runs of classic blocked FW: its seconds and its last_run record."""
+def _run_once(n: int, tile: int, dtype: str, runtime: str = "barrier", driver: str = "auto") -> tuple[float, dict]:
+    """One run of classic blocked FW on rows padded as solve and explore pad them: its seconds and
+    its last_run record (the generated code is compiled once and cached)."""
     compiled = generate(build("classic", n, tile), target="cpu", dtype=dtype, runtime=runtime, driver=driver)
-    matrix, buffer = _matrix(n, dtype), None
-    best: tuple[float, dict] = (float("inf"), {})
-    for _ in range(repeats):
-        buffer = matrix.copy()
-        started = time.perf_counter()
-        compiled(buffer)
-        seconds = time.perf_counter() - started
-        if seconds < best[0]:
-            best = (seconds, dict(compiled.last_run))
-    return best
+    buffer = np.empty((n, padded_stride(n)), dtype=dtype)
+    buffer[:, :n] = _matrix(n, dtype)
+    started = time.perf_counter()
+    compiled(buffer)
+    return time.perf_counter() - started, dict(compiled.last_run)
 
 
-def _profiled(n: int, tile: int, dtype: str, repeats: int, driver: str = "auto") -> _Run:
-    _, last_run = _best_run(n, tile, dtype, repeats, driver=driver)
-    return _Run(tile_view(build("classic", n, tile)), run_profile(last_run), driver_form(n, tile, driver))
+def speed_probe(dtype: str, repeats: int = 3) -> float:
+    """Seconds of a short in-cache run (classic, PROBE = (n, tile)), the fastest of `repeats`: taken when
+    calibrating and again beside a measurement, their ratio is how much slower the host is now."""
+    return min(_run_once(*PROBE, dtype)[0] for _ in range(repeats))
+
+
+@dataclass(frozen=True)
+class _Host:
+    """Runs for the calibration, each one's time scaled to the host's speed when the calibration began
+    (a speed probe beside every run): a shared host's speed moves up to 2x within the hour, and one
+    part measured in a slow minute would skew every prediction made of it."""
+
+    dtype: str
+    reference: float
+
+    def run(self, n: int, tile: int, runtime: str = "barrier", driver: str = "auto") -> tuple[float, dict, float]:
+        """(seconds, last_run record, scale): the run's seconds at the reference speed, and the factor used."""
+        scale = self.reference / speed_probe(self.dtype, 2)
+        seconds, last_run = _run_once(n, tile, self.dtype, runtime, driver)
+        return seconds * scale, last_run, scale
+
+    def profiled(self, n: int, tiles: Sequence[int], rounds: int, driver: str = "auto") -> list[_Run]:
+        """Each tile's fastest run at the reference speed over `rounds` rounds that take every tile in turn."""
+        best: dict[int, tuple[float, dict, float]] = {}
+        for _ in range(rounds):
+            for tile in tiles:
+                found = self.run(n, tile, driver=driver)
+                if tile not in best or found[0] < best[tile][0]:
+                    best[tile] = found
+        return [_Run(tile_view(build("classic", n, tile)), _scaled(run_profile(last_run), scale),
+                     driver_form(n, tile, driver)) for tile, (_, last_run, scale) in best.items()]
+
+
+def _scaled(profile: RunProfile, scale: float) -> RunProfile:
+    return RunProfile(profile.seconds * scale, profile.threads, {k: v * scale for k, v in profile.parts.items()})
 
 
 def _per_relaxation(run: _Run) -> dict[str, float]:
@@ -136,16 +168,13 @@ def _overheads(runs: Sequence[_Run], calibration: Calibration) -> Calibration:
                    driver={form: float(fitted[2 * f + 1]) for f, form in enumerate(forms)}, task=float(fitted[-1]))
 
 
-def _dataflow_seconds(dtype: str, calibration: Calibration, repeats: int, n: int, tile: int) -> dict[str, float]:
+def _dataflow_seconds(host: _Host, calibration: Calibration, rounds: int, n: int, tile: int) -> dict[str, float]:
     """Each dataflow runtime's own thread-seconds per tile-layer: its measured time beyond the model's
     (classic at the smallest tile: many tile-layers, so their own time shows)."""
     view = tile_view(build("classic", n, tile))
-    found = {}
-    for runtime in DATAFLOW_RUNTIMES:
-        seconds, _ = _best_run(n, tile, dtype, repeats, runtime)
-        modelled = predict(view, replace(calibration, dataflow={runtime: 0.0}), runtime).seconds
-        found[runtime] = max((seconds - modelled) * calibration.threads / len(view.units), 0.0)
-    return found
+    seconds = {runtime: min(host.run(n, tile, runtime)[0] for _ in range(rounds)) for runtime in DATAFLOW_RUNTIMES}
+    return {runtime: max((measured - predict(view, replace(calibration, dataflow={runtime: 0.0}), runtime).seconds)
+                         * calibration.threads / len(view.units), 0.0) for runtime, measured in seconds.items()}
 
 
 def _register_blocks(dtype: str) -> dict[str, float]:
@@ -178,68 +207,36 @@ def memory_bandwidth(megabytes: int = 256, repeats: int = 3) -> float:
     return 2 * source.nbytes / best
 
 
-def calibrate(dtype: str, repeats: int = 3, bandwidth: float = 0.0, say: Callable[[str], None] = lambda line: None,
+def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callable[[str], None] = lambda line: None,
               tiles: Sequence[int] = TILES, in_cache_n: int = IN_CACHE_N,
               out_of_cache_n: int = OUT_OF_CACHE_N) -> Calibration:
     """Measure this machine's Calibration for `dtype` on numba's threads (about 20 s; smaller `tiles`
     and sizes for a quick look)."""
     threads = numba.get_num_threads()
-    in_cache = [_profiled(in_cache_n, tile, dtype, repeats) for tile in tiles]
+    host = _Host(dtype, speed_probe(dtype, 5))
+    in_cache = host.profiled(in_cache_n, tiles, repeats)
     relaxation = {run.view.tile: _per_relaxation(run) for run in in_cache}
     say(f"{dtype}: in cache (n = {in_cache_n}), G relaxations/s per thread by tile: " + ", ".join(
         f"{tile}: DD {1e-9 / r['DD']:.1f} I {1e-9 / r['I']:.1f}" for tile, r in relaxation.items()))
     itemsize = np.dtype(dtype).itemsize
-    cache = last_level_cache_bytes()
-    out_n = min(out_of_cache_n, max(in_cache_n, int(np.sqrt(2 * cache / itemsize)) // 256 * 256))
-    out_of_cache = []
-    if out_n * out_n * itemsize > cache:
-        out_of_cache = [_profiled(out_n, tile, dtype, 1) for tile in tiles if tile >= SPILLING_TILE]
-    element_load = {run.view.tile: _element_load(run, relaxation[run.view.tile]) for run in out_of_cache}
-    if element_load:
-        say(f"{dtype}: out of cache (n = {out_n}), ns per element loaded by tile: "
-            + ", ".join(f"{tile}: {s * 1e9:.2f}" for tile, s in element_load.items()))
+    element_load, out_of_cache = {}, []
+    for n in spilling_sizes(in_cache_n, out_of_cache_n, itemsize):
+        # half the rounds at twice the in-cache size, one from four times on (those runs take seconds)
+        runs = host.profiled(n, tiles, max(1, repeats * (2 * in_cache_n) ** 3 // (2 * n**3)))
+        element_load[n * n * itemsize] = {run.view.tile: _element_load(run, relaxation[run.view.tile]) for run in runs}
+        out_of_cache += runs
+        say(f"{dtype}: n = {n}, ns per element loaded by tile: "
+            + ", ".join(f"{tile}: {s * 1e9:.2f}" for tile, s in element_load[n * n * itemsize].items()))
     # the other driver form on many tile-layers, for the overheads (its tile-layers cost what they do in the others)
     other = "compiled" if driver_form(in_cache_n, min(tiles)) == "replayed" else "replayed"
-    runs = [*in_cache, *out_of_cache, _profiled(in_cache_n, min(tiles), dtype, repeats, other)]
-    calibration = Calibration(dtype, threads, relaxation, element_load, (cache // 2, out_n * out_n * itemsize),
-                              register_blocks=_register_blocks(dtype), bandwidth=bandwidth)
+    runs = [*in_cache, *out_of_cache, *host.profiled(in_cache_n, [min(tiles)], repeats, other)]
+    calibration = Calibration(dtype, threads, relaxation, element_load, in_cache_n * in_cache_n * itemsize,
+                              register_blocks=_register_blocks(dtype), bandwidth=bandwidth, probe=host.reference)
     calibration = _overheads(runs, calibration)
-    calibration = replace(calibration, dataflow=_dataflow_seconds(dtype, calibration, repeats, in_cache_n,
+    calibration = replace(calibration, dataflow=_dataflow_seconds(host, calibration, repeats, in_cache_n,
                                                                   min(tiles)))
     say(f"{dtype}: per stage " + ", ".join(f"{form} {s * 1e6:.1f} us" for form, s in calibration.stage.items())
         + "; per tile-layer " + ", ".join(f"{form} driver {s * 1e9:.0f} ns" for form, s in calibration.driver.items())
         + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per tile-layer "
         + ", ".join(f"{r} {s * 1e9:.0f} ns" for r, s in calibration.dataflow.items()))
     return calibration
-
-
-# ---------------------------------------------------------------- the store's calibrations table
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE IF NOT EXISTS calibrations (machine TEXT, dtype TEXT, threads INTEGER, "
-               "processes INTEGER, created REAL, calibration TEXT)")
-    return db
-
-
-def save(calibration: Calibration, path: str | Path | None = None, machine: str | None = None) -> Path:
-    """Add `calibration` to the store at `path` (calibration_store() unless given) under this machine."""
-    path = Path(path) if path is not None else calibration_store()
-    with _connect(path) as db:
-        db.execute("INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?)",
-                   (machine or cpu_key(), calibration.dtype, calibration.threads, calibration.processes, time.time(),
-                    json.dumps(calibration.as_dict())))
-    return path
-
-
-def load(dtype: str, threads: int, path: str | Path | None = None, machine: str | None = None) -> Calibration | None:
-    """The latest calibration of this machine for `dtype` on `threads` threads, or None."""
-    path = Path(path) if path is not None else calibration_store()
-    if not path.exists():
-        return None
-    with _connect(path) as db:
-        row = db.execute("SELECT calibration FROM calibrations WHERE machine = ? AND dtype = ? AND threads = ? "
-                         "ORDER BY created DESC LIMIT 1", (machine or cpu_key(), dtype, threads)).fetchone()
-    return None if row is None else Calibration.from_dict(json.loads(row[0]))

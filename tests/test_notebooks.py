@@ -475,7 +475,52 @@ def check_tutorial(notebook):
             assert (int(row[8]), _value(row[9])) == figures[name], name
 
 
-CHECKS = {"dependences.ipynb": check_dependences, "schedules.ipynb": check_schedules,
+def check_exploration(notebook):
+    from scipy.stats import kendalltau
+
+    from polyfw.explore import Space, label
+    from polyfw.explore.strategies import stratified
+
+    constants = _constants(notebook, ("PAPER", "SIZES", "DTYPE", "TILES", "SEED", "CANDIDATES"))
+    sizes, dtype, tiles, seed = (constants[name] for name in ("SIZES", "DTYPE", "TILES", "SEED"))
+    # the space's counts, the candidates the rule left out, and the stratified order's start
+    spaces = {n: Space(n, dtype, values={"tile": tiles}) for n in sizes}
+    shown = _printed(notebook, "space.pruned()")
+    assert shown[:len(sizes)] == [f"n = {n}: {len(space)} candidates, {space.pruned()} left out by rule (refuted "
+                                  "stage orders)" for n, space in spaces.items()]
+    assert shown[len(sizes):] == ["the random order begins:", *(f"  {label(c.key)}" for c in
+                                                               stratified(spaces[sizes[0]], seed)[:6])]
+    # each size's tau and the families measured: what the table of predicted and measured times gives
+    table = _printed(notebook, "predicted ms  measured ms")
+    heads = [i for i, line in enumerate(table) if line.startswith("n = ")] + [len(table)]
+    measured = {}
+    for first, after in zip(heads, heads[1:]):
+        n = int(table[first].split()[2])
+        rows = [line.rsplit(None, 2) for line in table[first + 1:after]]
+        measured[n] = [(name.strip(), float(predicted), float(seconds)) for name, predicted, seconds in rows]
+        assert 2 <= len(rows) <= constants["CANDIDATES"]
+        assert all(0 < p < math.inf and 0 < m < math.inf for _, p, m in measured[n])
+    assert list(measured) == sizes
+    for line, (n, rows) in zip(_printed(notebook, "found[n] = explore("), measured.items()):
+        families = sorted({name.partition(":")[0] for name, _, _ in rows})
+        assert line.startswith(f"n = {n}: {len(rows)} measured ({', '.join(families)}); Kendall tau ")
+        tau = kendalltau([p for _, p, _ in rows], [m for _, _, m in rows])[0]
+        _assert_agrees(line.split("Kendall tau ")[1].split(",")[0], tau, f"tau at n = {n}", absolute=0.02)
+    assert len({name.partition(":")[0] for name, _, _ in measured[sizes[0]]}) == 3  # every family in a short search
+    # the winner and the slowest explained: their measured times as in the table, the parts adding up
+    explained = _printed(notebook, "prediction.explain()")
+    last = measured[sizes[-1]]
+    heads = [i for i, line in enumerate(explained) if line.startswith(("fastest", "slowest"))] + [len(explained)]
+    assert [explained[i].split(":")[0] for i in heads[:-1]] == [f"fastest at n = {sizes[-1]}",
+                                                                f"slowest at n = {sizes[-1]}"]
+    for head, after, row in zip(heads, heads[1:], (last[0], last[-1])):
+        assert explained[head].split(": ", 1)[1].startswith(row[0][:64].rstrip())
+        _assert_agrees(explained[head].rsplit("measured ", 1)[1].split()[0], row[2], "measured ms", absolute=1e-4)
+        parts = [float(line.split()[-3]) for line in explained[head + 1:after - 1]]
+        _assert_agrees(explained[after - 1].split()[1], sum(parts), "the parts' sum", absolute=0.002 * len(parts))
+
+
+CHECKS = {"dependences.ipynb": check_dependences, "exploration.ipynb": check_exploration, "schedules.ipynb": check_schedules,
           "seed000_kappa.ipynb": check_seed000, "seed001_recursive.ipynb": check_seed001,
           "seed002_teps.ipynb": check_seed002, "seed003_distributed.ipynb": check_seed003,
           "seed004_dataflow.ipynb": check_seed004, "tutorial.ipynb": check_tutorial}

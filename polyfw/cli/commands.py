@@ -41,7 +41,7 @@ from ..explore.mutants import explore_mutants, measure_novel, summary
 from ..explore.plots import plot_exploration
 from ..explore.runners import Problem
 from ..graphs import MATRIX_FORMATS, as_dense, minnesota_road_graph, random_graph, read_graph, write_matrix
-from ..machine.calibrate import calibrate, memory_bandwidth
+from ..machine.calibrate import calibrate, ensure_calibrated, memory_bandwidth
 from ..machine.calibrations import calibration_store, save
 from ..machine.ceiling import measure as measure_ceiling
 from ..machine.info import machine_report
@@ -450,8 +450,13 @@ def _explore(args: argparse.Namespace, runner, started: float) -> int:
     if args.ceiling and target.on_cpu and args.semiring == MIN_PLUS.name:
         ceiling = measure_ceiling([args.dtype])[args.dtype]["best"]  # 0.2 s x 3 a shape: shorter ones read low
         print(f"independent min-plus ceiling ({args.dtype}): {ceiling / 1e9:.1f} G relaxations/s")
+    if args.calibrate and target.on_cpu and not target.collective and args.semiring == MIN_PLUS.name:
+        ensure_calibrated(args.dtype, args.store, args.n, space.tiles(), say=lambda line: print(line, flush=True))
     where = f", {space.processes} MPI processes x {runner.threads} threads" if target.collective else ""
-    print(f"space: {len(space)} candidates; strategy {args.strategy}; budget "
+    pruned = space.pruned()
+    print(f"space: {len(space)} candidates" + (f" ({pruned:,} with refuted stage orders left out by rule)"
+                                               if pruned else "")
+          + f"; strategy {args.strategy}; budget "
           f"{'none' if args.budget is None else f'{args.budget:g} s'}; n = {args.n}, {args.dtype}, {args.target}"
           f"{where}")
     settings = {option.name: getattr(args, option.name) for option in find_strategy(args.strategy).options

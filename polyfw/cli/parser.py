@@ -295,6 +295,9 @@ def _explore(parser: argparse.ArgumentParser) -> None:
                              "data directory)")
     parser.add_argument("--mutate", action="store_true",
                         help="also mutate the families' trees: prove, verify and time the novel legal orders")
+    parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                        help="rank by the model as it stands when this machine has no calibration for the dtype "
+                             "(default: calibrate first, scaled to --n, and keep it in the store)")
     parser.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                         help="skip measuring the independent min-plus ceiling (needs g++)")
 

@@ -34,6 +34,7 @@ from schedules.predict import Calibration, predict, task_loads
 from schedules.stages import ROLES
 
 from ..graphs import as_dense, random_graph
+from . import calibrations
 from ..solve import padded_stride
 
 #: the tiles calibrated (the cpu target's searched ones and one above)
@@ -240,3 +241,20 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
         + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per tile-layer "
         + ", ".join(f"{r} {s * 1e9:.0f} ns" for r, s in calibration.dataflow.items()))
     return calibration
+
+
+def ensure_calibrated(dtype: str, store: str | Path, n: int, tiles: Sequence[int],
+                      say: Callable[[str], None] = lambda line: None) -> Calibration:
+    """This machine's calibration for `dtype` from `store` or the user's store; where neither has one,
+    one measured now at the problem's scale (its tiles, sizes up to n's) and kept in `store`."""
+    threads = numba.get_num_threads()
+    found = calibrations.load(dtype, threads, store) or calibrations.load(dtype, threads)
+    if found is not None:
+        return found
+    in_cache_n = min(IN_CACHE_N, n)
+    say(f"no calibration of this machine for {dtype} on {threads} threads: calibrating at the scale of n = {n} "
+        f"(polyfw calibrate measures the full one)")
+    found = calibrate(dtype, tiles=sorted({min(tile, in_cache_n) for tile in tiles}), in_cache_n=in_cache_n,
+                      out_of_cache_n=min(OUT_OF_CACHE_N, max(n, in_cache_n)), say=say)
+    calibrations.save(found, store)
+    return found

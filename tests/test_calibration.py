@@ -149,3 +149,27 @@ def test_cost_explain_prints_the_calibrated_parts(tmp_path, capsys, monkeypatch)
     shown = capsys.readouterr().out
     assert "calibrated on this machine" in shown and "between stages" in shown
     assert np.isfinite(float(shown.split("predicted")[-1].split()[0]))
+
+
+def test_solve_auto_reads_the_calibrated_rates(monkeypatch, tmp_path, caplog):
+    import logging
+
+    import polyfw
+    from polyfw import method
+
+    monkeypatch.setenv("POLYFW_STORE", str(tmp_path / "user.sqlite"))
+    method._calibrated_dense_rates.cache_clear()
+    weights = np.array([[0, 3, np.inf], [np.inf, 0, 2], [1, np.inf, 0]])
+    with caplog.at_level(logging.INFO, logger="polyfw"):
+        polyfw.solve(weights)
+    assert "dtype='auto' chose int16" in caplog.text
+    # a calibration in which float32's product is far faster than int16's assumed rate
+    fast = _calibration(threads=numba.get_num_threads(), relaxation={128: dict.fromkeys(ROLES, 1e-13)})
+    calibrations.save(fast)
+    method._calibrated_dense_rates.cache_clear()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="polyfw"):
+        found = polyfw.solve(weights)
+    assert "dtype='auto' chose float32" in caplog.text and "calibrated" in caplog.text
+    assert np.array_equal(found, [[0, 3, 5], [3, 0, 2], [1, 4, 0]])
+    method._calibrated_dense_rates.cache_clear()

@@ -13,7 +13,11 @@ and measured seconds, the top-1 regret (the model's favourite against the
 best measured). Then the 'model' strategy searches the same space with the
 same store, measuring at most a quarter of what exhaustive measured (stored
 records stand in for its measurements), and its best is compared with the
-exhaustive best. The plot puts predicted against measured seconds, one panel
+exhaustive best. Last, every measured candidate is timed again in --rounds
+interleaved rounds (a new random order each round) and the model's predictions
+as calibrated are rated against those medians: on a shared host whose speed
+drifts within minutes, measuring one candidate after another rates the host as
+much as the model. The plot puts predicted against measured seconds, one panel
 per size and dtype.
 """
 from __future__ import annotations
@@ -28,7 +32,15 @@ from codegen.register_blocks import cpu_description  # noqa: E402  (first: it se
 
 import numba  # noqa: E402
 
+import numpy as np  # noqa: E402
+from scipy.stats import kendalltau  # noqa: E402
+
+from codegen import generate  # noqa: E402
+from codegen.targets import find_target  # noqa: E402
 from polyfw.explore import Exploration, Space, Store, explore, label  # noqa: E402
+from polyfw.explore.space import build_candidate  # noqa: E402
+from polyfw.graphs import as_dense, random_graph  # noqa: E402
+from polyfw.solve import padded_stride  # noqa: E402
 from polyfw.machine.calibrate import calibrate, memory_bandwidth  # noqa: E402
 from polyfw.machine.calibrations import save  # noqa: E402
 
@@ -54,6 +66,30 @@ def ordered_apart(found: Exploration) -> tuple[float, int]:
     return (right / len(pairs) if pairs else float("nan")), len(pairs)
 
 
+def interleaved(found: Exploration, rounds: int, seed: int = 0) -> dict[str, float]:
+    """Each measured candidate timed again once a round, in a new random order each round: key ->
+    the median over the rounds. A host whose speed drifts slows every candidate alike this way,
+    where one candidate after another it slows the ones that ran in the slow minutes."""
+    records = found.measured
+    n, dtype = records[0].n, records[0].dtype
+    matrix = as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=0), dtype=dtype)  # the problem measured
+    buffer = np.empty((n, padded_stride(n)), dtype=dtype)
+    target = find_target("cpu")
+    compiled = {r.key: generate(build_candidate(found.candidates[r.key], n), target="cpu", dtype=dtype,
+                                **target.read_options(found.candidates[r.key].option_dict())) for r in records}
+    times: dict[str, list[float]] = {r.key: [] for r in records}
+    order = list(times)
+    random_order = np.random.default_rng(seed)
+    for _ in range(rounds):
+        random_order.shuffle(order)
+        for key in order:
+            buffer[:, :n] = matrix
+            started = time.perf_counter()
+            compiled[key](buffer)
+            times[key].append(time.perf_counter() - started)
+    return {key: float(np.median(found)) for key, found in times.items()}
+
+
 def rated(found: Exploration) -> str:
     quality = found.quality()
     share, pairs = ordered_apart(found)
@@ -67,6 +103,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
     parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="then time every measured candidate again once a round, interleaved (0: not)")
     parser.add_argument("--store", default="benchmarks/model_accuracy.sqlite")
     parser.add_argument("--plot", default="benchmarks/model_accuracy.png")
     parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
@@ -81,7 +119,7 @@ def main() -> None:
         for dtype in args.dtypes:
             save(calibrate(dtype, bandwidth=bandwidth, say=print), args.store)
         print(f"calibrated {', '.join(args.dtypes)} in {time.perf_counter() - started:.1f} s")
-    rows, panels = [], []
+    rows, panels, interleaved_rows = [], [], []
     with Store(args.store) as store:
         for n in args.sizes:
             for dtype in args.dtypes:
@@ -96,6 +134,16 @@ def main() -> None:
                 best, found = every.best, guided.best
                 print(f"  exhaustive best {label(best.key)} {best.seconds:.4f} s; model strategy, {len(guided.records)}"
                       f" visited: {label(found.key)} {found.seconds:.4f} s ({100 * (found.seconds / best.seconds - 1):+.1f}%)")
+                if args.rounds:
+                    again = interleaved(every, args.rounds)
+                    calibrated = [r.model["predicted_seconds"] for r in every.measured]
+                    tau = kendalltau(calibrated, [again[r.key] for r in every.measured])[0]
+                    favourite = min(every.measured, key=lambda r: r.model["predicted_seconds"]).key
+                    print(f"  timed again in {args.rounds} interleaved rounds: tau {tau:.3f} (predictions as "
+                          f"calibrated against the rounds' medians), regret "
+                          f"{100 * (again[favourite] / min(again.values()) - 1):.1f}%")
+                    interleaved_rows.append(f"| {n} | {dtype} | {tau:.3f} | "
+                                            f"{100 * (again[favourite] / min(again.values()) - 1):.1f}% |")
                 quality = every.quality()
                 share, pairs = ordered_apart(every)
                 spread = max(r.seconds for r in every.measured) / best.seconds
@@ -108,6 +156,9 @@ def main() -> None:
           "| top-1 regret | model strategy visited | its best vs exhaustive |")
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    if interleaved_rows:
+        print(f"\ntimed again in {args.rounds} interleaved rounds:\n\n| n | dtype | Kendall tau | top-1 regret |\n|---|---|---|---|")
+        print("\n".join(interleaved_rows))
     if args.plot:
         plot(panels, args.plot, f"{cpu['model']}, {numba.get_num_threads()} threads")
         print(f"wrote {args.plot}")

@@ -40,6 +40,9 @@ class Calibration:
     element_load: dict[int, dict[int, float]] = field(default_factory=dict)
     #: the matrix bytes the in-cache rates were measured at (loads cost nothing extra up to there)
     in_cache_bytes: int = 0
+    #: bytes of the cache a thread has to itself (a block a task touched is loaded again once more than
+    #: this was touched since; 0: a task keeps every block it touched)
+    private_cache_bytes: int = 0
     #: driver form -> a stage's start and barrier (barrier runtime), seconds
     stage: dict[str, float] = field(default_factory=dict)
     #: driver form -> the driver's serial seconds per tile-layer (a compiled one writes each
@@ -85,6 +88,10 @@ class Calibration:
         """Seconds per relaxation of each role (ROLES order) at `tile`: between calibrated tiles
         interpolated in log2(tile), beyond them the nearest one's."""
         return np.array([_interpolated({t: r[role] for t, r in self.relaxation.items()}, tile) for role in ROLES])
+
+    def capacity(self) -> float:
+        """The elements a thread's own cache holds (inf where not measured)."""
+        return self.private_cache_bytes / np.dtype(self.dtype).itemsize if self.private_cache_bytes else math.inf
 
     def product_rate(self, tile: int) -> float:
         """Relaxations per second of one thread in the product (the DD role) at `tile`."""
@@ -132,26 +139,34 @@ def _sides(view: StageView) -> np.ndarray:
 
 
 @njit(cache=True)
-def _task_loads(units: np.ndarray, task: np.ndarray, sides: np.ndarray, blocks: int, tasks: int) -> np.ndarray:
-    """Elements each task loads: every block it reads or writes, once per task."""
+def _task_loads(units: np.ndarray, task: np.ndarray, sides: np.ndarray, blocks: int, tasks: int,
+                capacity: float) -> np.ndarray:
+    """Elements each task loads: each block it reads or writes, again when more than `capacity`
+    elements were touched since the task last touched it (a least-recently-used cache, counted)."""
     loaded_by = np.full(blocks * blocks, -1, dtype=np.int64)
+    touched_at = np.zeros(blocks * blocks)
     loads = np.zeros(tasks)
+    touched = 0.0
     for u in range(units.shape[0]):
         t = task[u]
         kb, ib, jb = units[u, 0], units[u, 1], units[u, 2]
         sk, si, sj = sides[u, 0], sides[u, 1], sides[u, 2]
         for a, b, size in ((ib, jb, si * sj), (ib, kb, si * sk), (kb, jb, sk * sj)):
-            if loaded_by[a * blocks + b] != t:
-                loaded_by[a * blocks + b] = t
+            block = a * blocks + b
+            if loaded_by[block] != t or touched - touched_at[block] > capacity:
+                loaded_by[block] = t
                 loads[t] += size
+            touched += size
+            touched_at[block] = touched
     return loads
 
 
-def task_loads(view: StageView, sides: np.ndarray | None = None) -> np.ndarray:
-    """Elements each task of the view loads (every block it touches, once)."""
+def task_loads(view: StageView, sides: np.ndarray | None = None, capacity: float = math.inf) -> np.ndarray:
+    """Elements each task of the view loads: every block it touches, once, unless more than `capacity`
+    elements (a thread's own cache) were touched since (then once more)."""
     sides = _sides(view) if sides is None else sides
     return _task_loads(view.units.astype(np.int64), view.task.astype(np.int64), sides, -(-view.n // view.tile),
-                       view.n_tasks)
+                       view.n_tasks, float(capacity))
 
 
 def predict(view: StageView, calibration: Calibration, runtime: str = "barrier", driver: str = "compiled",
@@ -166,7 +181,7 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     per_role = calibration.per_relaxation(view.tile) / rate
     roles = view.role.astype(np.int64)
     work = relaxations * per_role[roles]
-    loads = task_loads(view, sides)
+    loads = task_loads(view, sides, calibration.capacity())
     matrix_bytes = view.n * view.n * np.dtype(calibration.dtype).itemsize
     memory = loads * calibration.load_seconds(view.tile, matrix_bytes)
     parts = {role: float(work[roles == r].sum()) / threads for r, role in enumerate(ROLES)}

@@ -1,6 +1,7 @@
 """The calibrated model (schedules.predict), its measurement (polyfw.machine.calibrate), the rule that
 prunes refuted stage orders, and the stratified order an exploration samples in."""
 import itertools
+from dataclasses import replace
 
 import numba
 import numpy as np
@@ -54,6 +55,18 @@ def test_out_of_cache_a_task_pays_for_the_elements_it_loads_and_keeping_blocks_s
     assert task_loads(classic).sum() > task_loads(kept).sum()
     assert predict(kept, calibration).parts["memory"] < predict(classic, calibration).parts["memory"]
     assert predict(classic, calibration).parts["memory"] == pytest.approx(task_loads(classic).sum() * 2e-9 / 2)
+
+
+def test_a_task_whose_blocks_outgrow_the_threads_cache_loads_them_again():
+    view = tile_view(build("generalized", 512, 64, kappa=8))
+    unlimited, small = task_loads(view), task_loads(view, capacity=64 * 64)  # one block: none kept
+    assert (small >= unlimited).all() and small.sum() > unlimited.sum()
+    # a task of one tile-layer loads its three blocks whatever the cache holds
+    classic = tile_view(build("classic", 512, 64))
+    assert np.array_equal(task_loads(classic), task_loads(classic, capacity=64 * 64))
+    roomy = _calibration(element_load={1 << 12: {64: 1e-9}}, in_cache_bytes=1 << 10, private_cache_bytes=1 << 30)
+    cramped = replace(roomy, private_cache_bytes=64 * 64 * 4)
+    assert predict(view, cramped).parts["memory"] > predict(view, roomy).parts["memory"]
 
 
 def test_rates_between_calibrated_tiles_are_interpolated_and_beyond_them_the_nearest():

@@ -60,17 +60,29 @@ def spilling_sizes(in_cache_n: int, largest: int, itemsize: int) -> list[int]:
     return sizes
 
 
-def last_level_cache_bytes() -> int:
-    """The largest cache's size as Linux reports it (32 MiB where it does not)."""
-    sizes = []
+def cache_sizes() -> dict[int, int]:
+    """Cache level -> bytes of cpu0's data or unified cache at that level, as Linux reports them (32 MiB
+    of last-level cache where it reports none)."""
+    sizes = {}
     for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
-            text = (index / "size").read_text().strip()
+            level, kind, text = ((index / name).read_text().strip() for name in ("level", "type", "size"))
         except OSError:
             continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        sizes.append(int(text.rstrip("KMG")) * scale)
-    return max(sizes, default=32 << 20)
+        if kind != "Instruction":
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            sizes[int(level)] = int(text.rstrip("KMG")) * scale
+    return sizes or {3: 32 << 20}
+
+
+def last_level_cache_bytes() -> int:
+    sizes = cache_sizes()
+    return sizes[max(sizes)]
+
+
+def private_cache_bytes() -> int:
+    """A thread's own cache: the level-2 one where there is one (0 where unknown)."""
+    return cache_sizes().get(2, 0)
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,8 @@ def _per_relaxation(run: _Run) -> dict[str, float]:
 
 
 def _element_load(run: _Run, in_cache: dict[str, float]) -> float:
-    """Thread-seconds per element loaded beyond what the in-cache rates account for."""
+    """Thread-seconds per element loaded beyond what the in-cache rates account for (classic's tasks are
+    one tile-layer each: three blocks loaded, whatever the cache holds)."""
     counts = relaxations_by_role(run.view.n, run.view.tile)
     extra = sum(run.profile.parts[role] * run.profile.threads - in_cache[role] * counts[role] for role in ROLES)
     return max(extra / task_loads(run.view).sum(), 0.0)
@@ -232,7 +245,8 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
     other = "compiled" if driver_form(in_cache_n, min(tiles)) == "replayed" else "replayed"
     runs = [*in_cache, *out_of_cache, *host.profiled(in_cache_n, [min(tiles)], repeats, other)]
     calibration = Calibration(dtype, threads, relaxation, element_load, in_cache_n * in_cache_n * itemsize,
-                              register_blocks=_register_blocks(dtype), bandwidth=bandwidth, probe=host.reference)
+                              private_cache_bytes=private_cache_bytes(), register_blocks=_register_blocks(dtype),
+                              bandwidth=bandwidth, probe=host.reference)
     calibration = _overheads(runs, calibration)
     calibration = replace(calibration, dataflow=_dataflow_seconds(host, calibration, repeats, in_cache_n,
                                                                   min(tiles)))

@@ -450,8 +450,6 @@ def _explore(args: argparse.Namespace, runner, started: float) -> int:
     if args.ceiling and target.on_cpu and args.semiring == MIN_PLUS.name:
         ceiling = measure_ceiling([args.dtype])[args.dtype]["best"]  # 0.2 s x 3 a shape: shorter ones read low
         print(f"independent min-plus ceiling ({args.dtype}): {ceiling / 1e9:.1f} G relaxations/s")
-    if args.calibrate and target.on_cpu and not target.collective and args.semiring == MIN_PLUS.name:
-        ensure_calibrated(args.dtype, args.store, args.n, space.tiles(), say=lambda line: print(line, flush=True))
     where = f", {space.processes} MPI processes x {runner.threads} threads" if target.collective else ""
     pruned = space.pruned()
     print(f"space: {len(space)} candidates" + (f" ({pruned:,} with refuted stage orders left out by rule)"
@@ -461,7 +459,9 @@ def _explore(args: argparse.Namespace, runner, started: float) -> int:
           f"{where}")
     settings = {option.name: getattr(args, option.name) for option in find_strategy(args.strategy).options
                 if getattr(args, option.name, None) is not None}
-    with Store(args.store) as store:
+    with Store(args.store) as store:  # opened first: a damaged store is refused before anything is measured
+        if args.calibrate and target.on_cpu and not target.collective and args.semiring == MIN_PLUS.name:
+            ensure_calibrated(args.dtype, store.path, args.n, space.tiles(), say=lambda line: print(line, flush=True))
         found = explore(space, args.strategy, args.budget, args.max_candidates, store, args.repeats, args.rerun,
                         args.seed, ceiling=ceiling, runner=runner, resume=args.resume, started=started, **settings)
         print(exploration_table(found.records))

@@ -33,10 +33,9 @@ def calibration_for(dtype: str, threads: int, store: str | Path | None = None) -
     """This machine's latest calibration for `dtype` on `threads` threads (a process's): from `store`,
     else from the user's store (`polyfw calibrate` writes there); else one assumed from the
     register-block search's rate."""
-    for path in (store, None) if store is not None else (None,):
-        found = calibrations.load(dtype, threads, path)
-        if found is not None:
-            return found
+    found = calibrations.stored(dtype, threads, store)
+    if found is not None:
+        return found
     choice = cached_choice(dtype)
     rate = max(choice.rates.values()) if choice is not None and choice.rates else ASSUMED_RATE
     return Calibration.assumed(dtype, threads, rate, DATAFLOW_RUNTIMES)

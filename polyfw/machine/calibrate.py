@@ -262,7 +262,7 @@ def ensure_calibrated(dtype: str, store: str | Path, n: int, tiles: Sequence[int
     """This machine's calibration for `dtype` from `store` or the user's store; where neither has one,
     one measured now at the problem's scale (its tiles, sizes up to n's) and kept in `store`."""
     threads = numba.get_num_threads()
-    found = calibrations.load(dtype, threads, store) or calibrations.load(dtype, threads)
+    found = calibrations.stored(dtype, threads, store)
     if found is not None:
         return found
     in_cache_n = min(IN_CACHE_N, n)

@@ -55,3 +55,10 @@ def load(dtype: str, threads: int, path: str | Path | None = None, machine: str 
         row = db.execute("SELECT calibration FROM calibrations WHERE machine = ? AND dtype = ? AND threads = ? "
                          "ORDER BY created DESC LIMIT 1", (machine or cpu_key(), dtype, threads)).fetchone()
     return None if row is None else Calibration.from_dict(json.loads(row[0]))
+
+
+def stored(dtype: str, threads: int, store: str | Path | None = None) -> Calibration | None:
+    """The latest calibration of this machine for `dtype` on `threads` threads: from `store` where given
+    and holding one, else from the user's (calibration_store(), where `polyfw calibrate` writes)."""
+    found = None if store is None else load(dtype, threads, store)
+    return found if found is not None else load(dtype, threads)

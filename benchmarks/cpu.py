@@ -52,7 +52,7 @@ from polyfw import solve  # noqa: E402
 from polyfw.configuration import auto_configuration, chosen_runtime, parse_schedule, resolve_schedule  # noqa: E402
 from polyfw.machine.ceiling import RINGS, Kernels, measure  # noqa: E402
 from polyfw.machine.tuning import shipped_path, write_winner  # noqa: E402
-from polyfw.solve import padded_stride  # noqa: E402
+from polyfw.solver import padded_stride  # noqa: E402
 from tiling.semirings import semiring  # noqa: E402
 
 import road  # noqa: E402  (benchmarks/road.py)

@@ -33,7 +33,7 @@ from numba import cuda  # noqa: E402
 
 import schedules  # noqa: E402
 from codegen import generate  # noqa: E402
-from polyfw.compare import median_seconds  # noqa: E402
+from polyfw.comparison import median_seconds  # noqa: E402
 
 #: FP32 lanes per SM by compute capability (7.x: Volta/Turing, 8.0: A100; 8.6 and later: 128)
 FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64}

@@ -22,7 +22,7 @@ from scipy.sparse.csgraph._validation import validate_graph
 
 from .graphs import NO_PREDECESSOR, Edges, as_float_distances
 from .method import choose_method
-from .solve import solve
+from .solver import solve
 from .sparse import as_csr, sssp
 from .sparse.csr import CSRGraph, _from_arrays
 from .sparse.paths import dijkstra_rows, potentials

@@ -58,7 +58,12 @@ graph = csr_array(weights)
 expected = shortest_path(graph, method="FW")
 assert np.array_equal(as_float_distances(polyfw.solve(graph)), expected), "dense solve differs from scipy"
 assert np.array_equal(polyfw.solve(graph, method="sparse"), expected), "sparse solve differs from scipy"
-print(f"wheel: {len(modules)} modules imported from {venv}; dense and sparse solve exact")
+
+import networkx as nx  # the wheel's entry points make polyfw a networkx backend
+
+directed = nx.from_scipy_sparse_array(graph, create_using=nx.DiGraph)
+assert np.array_equal(nx.floyd_warshall_numpy(directed, backend="polyfw"), expected), "the networkx backend differs"
+print(f"wheel: {len(modules)} modules imported from {venv}; dense and sparse solve and the networkx backend exact")
 EOF
 "$work/venv/bin/polyfw" deps --n 4 >/dev/null
 echo "wheel: polyfw deps runs"

@@ -15,7 +15,7 @@ import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.cpu import check_matrix
 from codegen.proved_ast import prepare
-from polyfw.solve import NO_PREDECESSOR, initial_predecessors
+from polyfw.solver import NO_PREDECESSOR, initial_predecessors
 from polyfw.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
 
 FAMILY_CASES = [

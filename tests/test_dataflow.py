@@ -239,7 +239,7 @@ def test_solve_takes_the_runtime_from_the_schedule_text_or_the_tuning_table(monk
 
     from polyfw import solve
 
-    solve_module = importlib.import_module("polyfw.solve")  # the package's `solve` is the function
+    solve_module = importlib.import_module("polyfw.solver")
 
     seen = []
     real_generate = solve_module.generate

@@ -58,7 +58,7 @@ def test_a_named_dtype_is_computed_in_and_returned():
 
 
 def test_method_auto_weighs_dense_against_sparse_at_the_chosen_type(monkeypatch):
-    solve_module = sys.modules["polyfw.solve"]  # the package's `solve` is the function
+    solve_module = sys.modules["polyfw.solver"]
     dense_graph = random_graph(40, 40 * 39, seed=1).to_sparse().tocsr()
     assert polyfw.solve(dense_graph).method_choice.method == "dense"
     asked = []

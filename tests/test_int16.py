@@ -18,7 +18,7 @@ from codegen.kernels import KernelOptions
 from polyfw import NegativeCycleError, graphs, solve
 from polyfw.cli import main
 from polyfw.graphs import GraphInputError, as_float_distances, missing_edges, summarize_weights
-from polyfw.solve import auto_dtype
+from polyfw.solver import auto_dtype
 from tiling.semirings import INT16_INF, INT32_INF, MIN_PLUS, bottom, top
 
 #: a tile that leaves partial blocks for every n below, and one whose DD blocks hold full register

@@ -28,7 +28,7 @@ from tiling.report import dependence_report
 from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
 
-from ..compare import compare, plot, table, write_csv
+from ..comparison import compare, plot, table, write_csv
 from ..distributed import solve_distributed, world_report
 from ..errors import NegativeCycleError
 from ..explore import RunHere, Space, Store, best_line, explore, find_strategy, label, quality_line, tune
@@ -46,7 +46,7 @@ from ..machine.calibrations import calibration_store, save
 from ..machine.ceiling import measure as measure_ceiling
 from ..machine.info import machine_report
 from ..registry_tables import render
-from ..solve import solve
+from ..solver import solve
 from ..sparse import bfs, sssp
 
 

@@ -30,7 +30,7 @@ from codegen.targets import find_target
 from schedules.families import build
 from schedules.schedule import Schedule
 
-from ..solve import padded_stride
+from ..solver import padded_stride
 from .runners import Outcome, Problem, Recipe, first_difference
 from .space import Candidate
 

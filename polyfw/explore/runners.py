@@ -17,9 +17,9 @@ from schedules import Schedule
 from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
 
-from ..compare import run_times
+from ..comparison import run_times
 from ..graphs import Edges, as_dense, as_semiring_matrix, random_graph
-from ..solve import padded_stride
+from ..solver import padded_stride
 from .space import Candidate
 
 #: how every rank of a run obtains the schedule: a picklable call with no arguments (a collective

@@ -35,7 +35,7 @@ from schedules.stages import ROLES
 
 from ..graphs import as_dense, random_graph
 from . import calibrations
-from ..solve import padded_stride
+from ..solver import padded_stride
 
 #: the tiles calibrated (the cpu target's searched ones and one above)
 TILES = (32, 64, 128, 256)

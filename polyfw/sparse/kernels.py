@@ -218,3 +218,89 @@ def tight_parents(indptr, indices, weights, dist, parent):
                 v = indices[e]
                 if du + weights[e] == dist[v]:
                     parent[v] = u
+
+
+@njit(cache=True)
+def discovery_order(indptr, indices, starts, depth_limit):
+    """A first-in first-out search from `starts` (in that order): the vertices in the order it
+    discovers them, the vertex that discovered each (NO_PARENT for a start and where unreached)
+    and each one's level (-1: unreached). Vertices at depth_limit are not expanded. Neighbours are
+    taken in row order, so rows in networkx's neighbour order give networkx's own order."""
+    n = indptr.shape[0] - 1
+    level = np.full(n, -1, dtype=np.int64)
+    parent = np.full(n, NO_PARENT, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    tail = 0
+    for s in starts:
+        if level[s] < 0:
+            level[s] = 0
+            order[tail] = s
+            tail += 1
+    head = 0
+    while head < tail:
+        u = order[head]
+        head += 1
+        if level[u] >= depth_limit:
+            continue
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            if level[v] < 0:
+                level[v] = level[u] + 1
+                parent[v] = u
+                order[tail] = v
+                tail += 1
+    return order[:tail], parent, level
+
+
+@njit(parallel=True, cache=True)
+def levels_from_sources(indptr, indices, sources, levels, workers):
+    """Breadth-first levels (-1: unreached) from each of `sources` in parallel: row r of levels
+    (len(sources) x n, filled here) is the search from sources[r]; each worker takes every
+    workers-th source with a queue of its own."""
+    count = sources.shape[0]
+    n = levels.shape[1]
+    for w in prange(workers):
+        queue = np.empty(n, dtype=np.int64)
+        for r in range(w, count, workers):
+            row = levels[r]
+            row[:] = -1
+            row[sources[r]] = 0
+            queue[0] = sources[r]
+            head, tail = 0, 1
+            while head < tail:
+                u = queue[head]
+                head += 1
+                deeper = row[u] + 1
+                for e in range(indptr[u], indptr[u + 1]):
+                    v = indices[e]
+                    if row[v] < 0:
+                        row[v] = deeper
+                        queue[tail] = v
+                        tail += 1
+
+
+@njit(cache=True)
+def path_sums(indptr, indices, weights, parent, source, dist):
+    """dist[v] = the weights along the parents' path from `source` to v, added in path order (a
+    search on reweighted arcs rounds otherwise); unreached vertices (parent NO_PARENT) are left."""
+    n = parent.shape[0]
+    done = np.zeros(n, dtype=np.bool_)
+    done[source] = True
+    dist[source] = 0.0
+    stack = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        top, w = 0, v
+        while not done[w] and parent[w] != NO_PARENT:
+            stack[top] = w
+            top += 1
+            w = parent[w]
+        while top > 0:
+            top -= 1
+            w = stack[top]
+            u = parent[w]
+            lightest = np.inf
+            for e in range(indptr[u], indptr[u + 1]):
+                if indices[e] == w and weights[e] < lightest:
+                    lightest = weights[e]
+            dist[w] = dist[u] + lightest
+            done[w] = True

@@ -179,6 +179,11 @@ def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
     return bfs(tree, source, direction="top-down")[1]
 
 
+def worker_count(searches: int) -> int:
+    """Workers for `searches` independent searches: four per thread (their lengths vary), at most one each."""
+    return max(1, min(4 * numba.get_num_threads(), searches))
+
+
 def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Dijkstra from each of `sources` in parallel: non-negative weights, or Johnson's reweighting by
@@ -189,8 +194,7 @@ def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | No
         np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
     dist = np.empty((len(sources), csr.n))
     parent = np.empty((len(sources), csr.n), dtype=np.int64)
-    workers = max(1, min(4 * numba.get_num_threads(), len(sources)))
-    dijkstra_from_sources(csr.indptr, csr.indices, weights, h, sources, dist, parent, workers)
+    dijkstra_from_sources(csr.indptr, csr.indices, weights, h, sources, dist, parent, worker_count(len(sources)))
     return dist, parent
 
 

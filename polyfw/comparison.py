@@ -19,7 +19,7 @@ from schedules.cost import cost
 from .configuration import resolve_schedule
 from .graphs import as_float_distances, dense_to_sparse
 from .method import choose_method
-from .solve import padded_stride, sparse_stands_in
+from .solver import padded_stride, sparse_stands_in
 from .sparse import as_csr, johnson
 
 

@@ -473,6 +473,12 @@ def check_tutorial(notebook):
         assert (name in figures) == (row[8] is not None), name
         if name in figures:
             assert (int(row[8]), _value(row[9])) == figures[name], name
+    # the networkx backend: the same distances both ways, the speed-up that of the seconds printed
+    sizes, times = _printed(notebook, "backend='polyfw')")
+    random_graph = graphs.random_graph(n, seed=5)
+    assert sizes == f"{n} nodes, {len(random_graph.source)} edges: the same distances both ways: True"
+    theirs, ours, ratio = re.fullmatch(r'networkx ([\d.]+) s, backend="polyfw" ([\d.]+) s: ([\d.]+)x', times).groups()
+    _assert_agrees(ratio, float(theirs) / float(ours), "networkx / polyfw", relative=0.00005 / float(ours) + 0.00005 / float(theirs))
 
 
 def check_exploration(notebook):

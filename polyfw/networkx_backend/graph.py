@@ -7,6 +7,7 @@ networkx's neighbour order, so that breadth-first orders come out as networkx's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import networkx as nx
@@ -62,6 +63,11 @@ class PolyfwGraph:
     @property
     def n(self) -> int:
         return len(self.nodes)
+
+    @cached_property
+    def labels(self) -> np.ndarray:
+        """The nodes as an object array (fancy indexing picks many labels at C speed)."""
+        return np.fromiter(self.nodes, dtype=object, count=len(self.nodes))
 
     @property
     def sources(self) -> np.ndarray:

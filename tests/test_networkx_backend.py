@@ -297,6 +297,10 @@ def test_backend_priority_sends_calls_to_polyfw_where_it_pays():
         distances = nx.floyd_warshall_numpy(graph)
         assert isinstance(graph.__networkx_cache__["backends"]["polyfw"], dict)  # converted: polyfw ran it
     assert np.array_equal(distances, nx.floyd_warshall_numpy(graph))
+    small = nx.path_graph(10)
+    with nx.config(backend_priority=["polyfw"]):
+        assert np.array_equal(nx.floyd_warshall_numpy(small), np.abs(np.subtract.outer(range(10), range(10))))
+    assert "polyfw" not in small.__networkx_cache__.get("backends", {})  # should_run said no: networkx ran it
 
 
 # ---------------------------------------------------------------- networkx's own tests

@@ -6,12 +6,13 @@ One parallel pass over the (padded) kernel matrix: numpy's where/astype took thr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from tiling.code_cache import parallel_above
 from tiling.semirings import top
 
 
-@njit(parallel=True, cache=True)
+@parallel_above()
 def _as_float64(matrix, unreachable, position, out):
     n = out.shape[0]
     for i in prange(n):

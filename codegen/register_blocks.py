@@ -17,6 +17,7 @@ per dtype, 'float32:5x4,int32:6x3' (dtypes not named are searched).
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -126,10 +127,41 @@ def _choices_path() -> Path:
     return cache_dir() / "register_blocks.json"
 
 
+#: the choices file as last read, by path: (its (mtime, size) stamp, its table)
+_READ_CHOICES: dict[Path, tuple[tuple[int, int], dict]] = {}
+
+
 def _every_choice() -> dict[str, dict]:
-    """The cache file's choices by CPU; a file written by a search that tried other knobs counts as
-    none, and so does a damaged one (garbage, truncated: logged, then searched again and rewritten)."""
+    """The cache file's choices by CPU (read again only when the file changes: every solve asks); a
+    file written by a search that tried other knobs counts as none, and so does a damaged one
+    (garbage, truncated: logged, then searched again and rewritten)."""
     path = _choices_path()
+    try:
+        stat = path.stat()
+    except OSError:
+        return {"search": SEARCH_VERSION}
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = _READ_CHOICES.get(path)
+    if known is None or known[0] != stamp:
+        known = (stamp, _read_choices(path))
+        _READ_CHOICES[path] = known
+    return known[1]  # read only: _store writes a copy
+
+
+def choices_stamp() -> tuple:
+    """What the register block of a new kernel depends on besides its dtype and semiring: the
+    choices file's (mtime, size), POLYFW_REGISTER_BLOCK and the ISA the kernels are shaped for.
+    A kernel chosen before may be kept while this is unchanged."""
+    path = _choices_path()
+    try:
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        stamp = None
+    return str(path), stamp, os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
+
+
+def _read_choices(path: Path) -> dict[str, dict]:
     try:
         every = json.loads(path.read_text())
     except FileNotFoundError:
@@ -175,7 +207,7 @@ def cached_choice(dtype: str, ring: str = "min-plus") -> BlockChoice | None:
 
 def _store(key: str, choice: BlockChoice) -> None:
     path = _choices_path()
-    every = _every_choice()
+    every = copy.deepcopy(_every_choice())
     every.setdefault(cpu_key(), {})[key] = asdict(choice)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(every, indent=1, sort_keys=True))

@@ -180,5 +180,9 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
         params["kappa"] = kappa
     chosen = build_configuration(family, params, n, target)
     if schedule == "auto":
-        log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)
+        log_auto_choice(chosen, target, dtype)
     return chosen
+
+
+def log_auto_choice(chosen: Schedule, target: str, dtype: str) -> None:
+    log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)

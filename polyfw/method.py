@@ -14,7 +14,7 @@ from functools import cache
 import numba
 
 from .machine import calibrations
-from .machine.tuning import machine_tuning, tuning_table
+from .machine.tuning import machine_tuning, table_stamp, tuning_table
 
 #: what `solve(method=...)` takes: 'dense' Floyd-Warshall, 'sparse' Johnson, or the faster by the model
 SOLVE_METHODS = ("dense", "sparse", "auto")
@@ -61,11 +61,21 @@ def _calibrated_dense_rates(threads: int) -> dict[str, float]:
     return found
 
 
+#: method_rates' answers by (target, threads, the tables' stamp): every solve with dtype or method 'auto' asks
+_RATES: dict[tuple, tuple[dict, dict]] = {}
+
+
 def method_rates(target: str) -> dict:
     """The rates choose_method reads for `target`: the tuning table's, with this machine's calibrated
-    dense rates over them."""
-    tuned = machine_tuning(tuning_table(), target).get("rates") or {}
-    return {**tuned, "dense": {**tuned.get("dense", {}), **_calibrated_dense_rates(numba.get_num_threads())}}
+    dense rates over them (kept while the tables are unchanged)."""
+    threads = numba.get_num_threads()
+    calibrated = _calibrated_dense_rates(threads)  # (read once a process: the same object until cleared)
+    key = (target, threads, table_stamp())
+    known = _RATES.get(key)
+    if known is None or known[0] is not calibrated:
+        tuned = machine_tuning(tuning_table(), target).get("rates") or {}
+        known = _RATES[key] = calibrated, {**tuned, "dense": {**tuned.get("dense", {}), **calibrated}}
+    return known[1]
 
 
 def fastest_exact(exact: list[str], rates: dict) -> str:

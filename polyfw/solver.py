@@ -15,18 +15,20 @@ import numpy as np
 
 from codegen import generate
 from codegen.distances import float64_distances
+from codegen.register_blocks import choices_stamp
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
 from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
-from .configuration import chosen_runtime, resolve_schedule
+from .configuration import chosen_runtime, log_auto_choice, resolve_schedule
 from .errors import NegativeCycleError
 from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
                      missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from .method import SOLVE_METHODS, WIDER_MARGIN, MethodChoice, choose_method, fastest_exact, method_rates
 from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order, worth_reordering
+from .machine.tuning import table_stamp
 from .profiling import note_run, phase
 from .sparse import as_csr, johnson
 
@@ -57,9 +59,17 @@ def available_memory() -> int | None:
         return None
 
 
+#: below this many bytes check_memory does not read the machine's memory (any machine running
+#: Python has it; reading /proc/meminfo was a twentieth of a small call)
+MEMORY_WORTH_CHECKING = 2**28
+
+
 def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
     """Refuse, before allocating, a problem the machine cannot hold."""
-    needed, available = memory_needed(n, dtype, predecessors), available_memory()
+    needed = memory_needed(n, dtype, predecessors)
+    if needed < MEMORY_WORTH_CHECKING:
+        return
+    available = available_memory()
     if available is None or needed <= available:
         return
     gib = 2.0**30
@@ -281,6 +291,34 @@ def in_dissection_order(graph, n: int, directed: bool, weight: str):
     return Edges(n, position[found.source], position[found.target], found.weight), directed, position
 
 
+#: what compiled_for chose, by everything the choice reads: per process and unbounded (a data set of
+#: many small graphs asks once per size; each entry is a compiled schedule the code cache holds anyway)
+_PLANS: dict[tuple, tuple[Schedule, object]] = {}
+
+
+def compiled_for(schedule: str | Schedule, n: int, ring, tile: int | None, kappa: int | None, target: str,
+                 dtype_name: str, predecessors: bool):
+    """The proved, compiled schedule a run takes: the schedule text's (or the tuning table's for
+    'auto'), with its runtime. Asked again with the same arguments while the tuning tables and the
+    register-block choices are unchanged, it is the same object, found without choosing again."""
+    key = None if isinstance(schedule, Schedule) else (
+        schedule, n, ring.name, tile, kappa, target, dtype_name, predecessors, table_stamp(), choices_stamp())
+    if key in _PLANS:
+        chosen, compiled = _PLANS[key]
+        if schedule == "auto":
+            log_auto_choice(chosen, target, dtype_name)
+        return compiled
+    chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
+    runtime = chosen_runtime(schedule, n, dtype_name, target)
+    compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
+                        **({"predecessors": True} if predecessors else {}),
+                        **({"runtime": runtime} if runtime is not None
+                           and not find_target(target).is_default("runtime", runtime) else {}))
+    if key is not None:
+        _PLANS[key] = chosen, compiled
+    return compiled
+
+
 def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,
                  predecessors: bool, weight: str, as_scipy: bool):
     """Floyd-Warshall by the schedule in `dtype_name`; as_scipy: float64 with inf returned."""
@@ -303,12 +341,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
             pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
             pred[:, :n] = initial_predecessors(distances)
     with phase("schedule"):
-        chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
-        runtime = chosen_runtime(schedule, n, dtype_name, target)
-        compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
-                            **({"predecessors": True} if predecessors else {}),
-                            **({"runtime": runtime} if runtime is not None
-                               and not find_target(target).is_default("runtime", runtime) else {}))
+        compiled = compiled_for(schedule, n, ring, tile, kappa, target, dtype_name, predecessors)
     with phase("run"):
         negative_at = compiled(matrix, pred)
     note_run(getattr(compiled, "last_run", {}))

@@ -63,8 +63,17 @@ class Schedule:
         if level == "tile":
             if self.tile_tree is None:
                 raise ValueError(f"{self.name} has no tile-level tree; use level='point'")
-            return self.tile_tree.to_str()
+            return self._tile_text
+        return self._point_text
+
+    @cached_property
+    def _point_text(self) -> str:
+        """(once: the code cache keys every compiled schedule by it, and isl prints it anew each time)"""
         return self.tree.to_str()
+
+    @cached_property
+    def _tile_text(self) -> str:
+        return self.tile_tree.to_str()
 
     def tree_file_text(self, level: str | None = None) -> str:
         """The tree as `from_tree` (every `--tree FILE`) reads it back: by default the tile level

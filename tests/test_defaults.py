@@ -161,3 +161,35 @@ def test_a_negative_cycle_in_a_file_is_named_as_the_file_numbers_vertices(tmp_pa
         error = capsys.readouterr().err
         assert re.fullmatch(r"polyfw: error: negative cycle through vertex [24]: shortest paths are undefined\n",
                             error), error
+
+
+def test_a_small_call_keeps_its_choice_until_the_tuning_table_changes(monkeypatch, tmp_path, caplog):
+    """Per-call work is done once a process: the same size asks compiled_for again and gets the same
+    compiled schedule, logged as chosen; a changed tuning table is read at the next call."""
+    import json
+
+    from polyfw.solver import compiled_for
+    from tiling.semirings import semiring
+
+    table = tmp_path / "tuning.json"
+    monkeypatch.setenv("POLYFW_TUNING", str(table))
+    weights = random_graph(12, 30, weights=(1, 9), seed=4).to_sparse().toarray()
+    weights[weights == 0] = np.inf
+
+    def tune(family: str, **params) -> None:
+        row = [1000, family, {"tile": 4, **params}, [1, 10**9]]
+        table.write_text(json.dumps({"cpu": {dtype: [row] for dtype in ("int16", "int32", "float32", "float64")}}))
+
+    def chosen() -> str:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="polyfw"):
+            assert np.array_equal(polyfw.solve(weights, method="dense"), scipy_shortest_path(weights))
+        return re.search(r"schedule='auto' chose (\w+)", caplog.text)[1]
+
+    tune("classic")
+    assert chosen() == "classic" and chosen() == "classic"
+    ring = semiring("min-plus")
+    assert compiled_for("auto", 12, ring, None, None, "cpu", "int16", False) is \
+        compiled_for("auto", 12, ring, None, None, "cpu", "int16", False)
+    tune("generalized", kappa=2)
+    assert chosen() == "generalized"

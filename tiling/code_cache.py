@@ -17,11 +17,13 @@ warning on the 'polyfw' logger naming it, and the code is imported or compiled a
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
 import os
 import sys
+import types
 from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
@@ -165,3 +167,30 @@ def load_module(source: str, prefix: str) -> ModuleType:
             raise
         discard(bytecode, "bytecode", error, "importing the module from its source")
         return _execute(spec, name)
+
+
+#: below this many entries a matrix pass runs serially: waking the threads for a parallel region
+#: cost more than a 20 x 20 matrix's whole pass (2-core Zen 3, passive waiting: about 25 us a region)
+PARALLEL_FROM_ENTRIES = 2**14
+
+
+def parallel_above(entries: int = PARALLEL_FROM_ENTRIES):
+    """Compile a matrix pass twice, with prange parallel and serial, and call the serial one when
+    its first argument has fewer than `entries` entries. The serial copy is a function of its own
+    name, so that Numba's on-disk cache keeps the two apart."""
+    def compile_both(function):
+        from numba import njit  # (this module sets Numba's CPU features before Numba is imported)
+
+        serial_copy = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_serial",
+                                         function.__defaults__, function.__closure__)
+        serial_copy.__qualname__ = f"{function.__qualname__}_serial"
+        parallel, serial = njit(parallel=True, cache=True)(function), njit(cache=True)(serial_copy)
+
+        @functools.wraps(function)
+        def by_size(matrix, *rest):
+            return (serial if matrix.size < entries else parallel)(matrix, *rest)
+
+        by_size.parallel, by_size.serial = parallel, serial
+        return by_size
+
+    return compile_both

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import prange
 
+from tiling.code_cache import parallel_above
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
 from .edges import Edges, GraphInputError
@@ -147,7 +148,7 @@ class WeightSummary:
         return exact | {"float64": why}
 
 
-@njit(parallel=True, cache=True)
+@parallel_above()
 def _finite_entries(matrix):
     """(count, fractional count, min, max) of a float matrix's finite entries, in one parallel pass
     (numpy's masks and gathers took four, 50-80 ms at n = 2048: a tenth of a solve)."""
@@ -163,7 +164,7 @@ def _finite_entries(matrix):
     return count, fractional, lightest, heaviest
 
 
-@njit(parallel=True, cache=True)
+@parallel_above()
 def _fill_integer(matrix, inf, out):
     """out = matrix in an integer dtype, inf where it is not finite (its entries checked integers)."""
     for i in prange(matrix.shape[0]):

@@ -16,6 +16,7 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
+from functools import cache, lru_cache
 from typing import Any
 
 import islpy as isl
@@ -31,6 +32,7 @@ _READ: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 log = logging.getLogger("polyfw")
 
 
+@cache
 def shipped_path() -> Path:
     """The table the package ships (read only: the installed package is never written)."""
     return Path(str(resources.files("polyfw").joinpath("tuning.json")))
@@ -38,29 +40,52 @@ def shipped_path() -> Path:
 
 def user_data_dir() -> Path:
     """The platform's directory for a user's application data (XDG on Linux)."""
+    return _user_data_dir(os.environ.get("LOCALAPPDATA"), os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _user_data_dir(local_app_data: str | None, xdg_data_home: str | None, home: str | None) -> Path:
+    """(by the variables it reads: every solve asks, and building the path took a tenth of a small call)"""
     if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "polyfw"
+        return Path(local_app_data or Path.home() / "AppData" / "Local") / "polyfw"
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Application Support" / "polyfw"
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "polyfw"
+    return Path(xdg_data_home or Path.home() / ".local" / "share") / "polyfw"
 
 
 def tuning_path() -> Path:
     """The user's table, read over the shipped one and written by --tune: $POLYFW_TUNING, else
     tuning.json in the user data directory."""
-    given = os.environ.get("POLYFW_TUNING")
-    return Path(given) if given else user_data_dir() / "tuning.json"
+    return _tuning_path(os.environ.get("POLYFW_TUNING"), os.environ.get("LOCALAPPDATA"),
+                        os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _tuning_path(given: str | None, local_app_data: str | None, xdg_data_home: str | None, home: str | None) -> Path:
+    return Path(given) if given else _user_data_dir(local_app_data, xdg_data_home, home) / "tuning.json"
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def table_stamp() -> tuple:
+    """What the tables say depends on, cheaply: the user's table's path and both files' (mtime,
+    size). A choice read from the tables may be kept while this is unchanged."""
+    return tuple((str(path), _stamp(path)) for path in (tuning_path(), shipped_path()))
 
 
 def read_table(path: Path) -> dict[str, Any]:
     """One table file ({} if absent), read again only when it changes. A damaged one (garbage,
     truncated, not a JSON object) counts as absent, with one warning on the 'polyfw' logger until
     it changes (the user's table is rewritten whole by the next --tune)."""
-    try:
-        stat = path.stat()
-    except OSError:
+    stamp = _stamp(path)
+    if stamp is None:
         return {}
-    stamp = (stat.st_mtime_ns, stat.st_size)
     known = _READ.get(path)
     if known is None or known[0] != stamp:
         try:

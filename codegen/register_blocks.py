@@ -123,8 +123,8 @@ def cpu_key() -> str:
     return f"{description['llvm_cpu']}-{description['isa']}-{digest}"
 
 
-def _choices_path() -> Path:
-    return cache_dir() / "register_blocks.json"
+def _choices_path(create: bool = True) -> Path:
+    return cache_dir(create) / "register_blocks.json"
 
 
 #: the choices file as last read, by path: (its (mtime, size) stamp, its table)
@@ -152,13 +152,13 @@ def choices_stamp() -> tuple:
     """What the register block of a new kernel depends on besides its dtype and semiring: the
     choices file's (mtime, size), POLYFW_REGISTER_BLOCK and the ISA the kernels are shaped for.
     A kernel chosen before may be kept while this is unchanged."""
-    path = _choices_path()
+    path = str(_choices_path(create=False))
     try:
-        stat = path.stat()
+        stat = os.stat(path)
         stamp = (stat.st_mtime_ns, stat.st_size)
     except OSError:
         stamp = None
-    return str(path), stamp, os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
+    return path, stamp, os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
 
 
 def _read_choices(path: Path) -> dict[str, dict]:

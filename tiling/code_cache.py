@@ -44,12 +44,19 @@ def prefer_wide_vectors() -> None:
         sys.modules["numba"].config.CPU_FEATURES = features
 
 
-def cache_dir() -> Path:
-    """$POLYFW_CACHE, or ~/.cache/polyfw."""
-    root = os.environ.get("POLYFW_CACHE") or Path.home() / ".cache" / "polyfw"
-    path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
+def cache_dir(create: bool = True) -> Path:
+    """$POLYFW_CACHE, or ~/.cache/polyfw (created unless create=False: a caller that only looks
+    at a file's stamp)."""
+    path = _cache_root(os.environ.get("POLYFW_CACHE"), os.environ.get("HOME"))
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_root(given: str | None, home: str | None) -> Path:
+    """(by the variables it reads: every solve looks at a file in it)"""
+    return Path(given) if given else Path.home() / ".cache" / "polyfw"
 
 
 def discard(path: str | os.PathLike, what: str, error: BaseException, then: str) -> None:

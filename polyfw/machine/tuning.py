@@ -65,9 +65,9 @@ def _tuning_path(given: str | None, local_app_data: str | None, xdg_data_home: s
     return Path(given) if given else _user_data_dir(local_app_data, xdg_data_home, home) / "tuning.json"
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: Path | str) -> tuple[int, int] | None:
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         return None
     return stat.st_mtime_ns, stat.st_size
@@ -76,7 +76,12 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 def table_stamp() -> tuple:
     """What the tables say depends on, cheaply: the user's table's path and both files' (mtime,
     size). A choice read from the tables may be kept while this is unchanged."""
-    return tuple((str(path), _stamp(path)) for path in (tuning_path(), shipped_path()))
+    return tuple((path, _stamp(path)) for path in (str(tuning_path()), _shipped_text()))
+
+
+@cache
+def _shipped_text() -> str:
+    return str(shipped_path())
 
 
 def read_table(path: Path) -> dict[str, Any]:

@@ -271,7 +271,7 @@ def test_empty_and_single_node_graphs():
 
 def test_can_run_refuses_a_matrix_larger_than_memory(monkeypatch):
     monkeypatch.setattr(interface, "available_memory", lambda: 2**20)
-    verdict = interface.can_run("floyd_warshall_numpy", (nx.path_graph(1000),), {})
+    verdict = interface.can_run("floyd_warshall_numpy", (nx.path_graph(5000),), {})  # 400 MB: worth checking
     assert isinstance(verdict, str) and "GiB" in verdict
     assert interface.can_run("single_source_shortest_path_length", (nx.path_graph(1000), 0), {}) is True
     assert interface.can_run("shortest_path", (nx.path_graph(3),), {}) == "polyfw does not implement shortest_path"

@@ -3,9 +3,10 @@ should_run and every function of info.DISPATCHED, taken from algorithms.py by na
 from __future__ import annotations
 
 import inspect
+from functools import cache
 
 from . import algorithms
-from ..solver import available_memory, memory_needed
+from ..solver import MEMORY_WORTH_CHECKING, available_memory, memory_needed
 from .graph import convert_from_nx, convert_to_nx
 from .info import DISPATCHED
 
@@ -16,8 +17,13 @@ CONVERT_SECONDS_PER_ARC = 3.3e-7
 RESULT_SECONDS_PER_ENTRY = 6.0e-8
 
 
+@cache
+def _signature(name: str) -> inspect.Signature:
+    return inspect.signature(getattr(algorithms, name))
+
+
 def _arguments(name: str, args: tuple, kwargs: dict) -> dict:
-    bound = inspect.signature(getattr(algorithms, name)).bind(*args, **kwargs)
+    bound = _signature(name).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.arguments
 
@@ -35,7 +41,8 @@ def can_run(name: str, args: tuple, kwargs: dict) -> bool | str:
         return f"polyfw does not implement {name}"
     if name in MATRIX_RESULTS:
         n = len(_arguments(name, args, kwargs)["G"])
-        needed, available = memory_needed(n, "float64", predecessors=name.endswith("distance")), available_memory()
+        needed = memory_needed(n, "float64", predecessors=name.endswith("distance"))
+        available = available_memory() if needed >= MEMORY_WORTH_CHECKING else None
         if available is not None and needed > available:
             return (f"{n} nodes need about {needed / 2**30:.1f} GiB for polyfw's all-pairs matrix and this "
                     f"machine has {available / 2**30:.1f} GiB available")

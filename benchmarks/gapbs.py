@@ -8,16 +8,19 @@ flags are replaced by CXX_FLAGS). Each graph is written once as an edge list tha
 a Kronecker graph of polyfw's generator (Graph500's parameters, edge factor 16) or a uniform random
 graph of the same size, weights 1-255, undirected, without self-loops or repeated pairs (the lightest
 kept), so that GAPBS's builder and polyfw's CSR hold the same edges. Roots are drawn among vertices of
-degree >= 1 and shared. Per root, GAPBS runs its trials (its kernel-only "Trial Time", its own
-verifier on) and then polyfw its trials in this process (the call from Python); the figure is the
+degree >= 1 and shared. Per graph, GAPBS runs its trials from every root (its kernel-only "Trial
+Time", its own verifier on), then polyfw its trials from every root (the call from Python) in a
+process of its own: this one never starts OpenMP threads, which under OMP_WAIT_POLICY=active spin
+on the cores after every parallel region and would slow whatever runs beside them. The figure is the
 median over roots of each root's median. Every polyfw answer passes Graph500's rules, and its levels
 and distances equal scipy's on the first roots. TEPS, one definition for both: the undirected edges
-of the root's component over the search's seconds. Both sides run on the same threads with the same
-OMP_WAIT_POLICY (--wait; set before Numba starts its threads).
+of the root's component over the search's seconds. Both sides run on the same threads
+(OMP_NUM_THREADS, default all cores) with the same OMP_WAIT_POLICY (--wait).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -42,23 +45,21 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--wait", choices=("passive", "active"), default=os.environ.get("OMP_WAIT_POLICY", "passive"))
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
     parser.add_argument("--gapbs", type=Path, default=PEERS, help="GAPBS's source folder")
+    parser.add_argument("--polyfw-side", type=Path, help=argparse.SUPPRESS)  # the child: a graph's .npz
     return parser.parse_args()
 
 
 ARGUMENTS = parse_arguments() if __name__ == "__main__" else None
 if ARGUMENTS is not None:
-    os.environ["OMP_WAIT_POLICY"] = ARGUMENTS.wait  # before Numba's OpenMP layer starts
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    os.environ["OMP_WAIT_POLICY"] = ARGUMENTS.wait  # before any OpenMP runtime starts, on both sides
+    os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count()))
+    os.environ.setdefault("NUMBA_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-from scipy.sparse.csgraph import breadth_first_order, dijkstra  # noqa: E402
 
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import Edges  # noqa: E402
-from polyfw.sparse import as_csr, bfs, rmat_edges, sssp, validate_bfs, validate_sssp  # noqa: E402
-from polyfw.sparse.paths import delta_stepping  # noqa: E402
+from polyfw.sparse import rmat_edges  # noqa: E402
 
 
 def build_gapbs(source: Path, into: Path) -> Path:
@@ -98,9 +99,8 @@ def make_graph(kind: str, scale: int) -> Edges:
 def write_gapbs_graphs(edges: Edges, folder: Path, tools: Path) -> tuple[Path, Path]:
     """The edge list as GAPBS's serialized graphs (.sg for BFS, .wsg for SSSP), symmetrized by its builder."""
     pairs = np.column_stack([edges.source, edges.target]).astype(np.int64)
-    weighted = np.column_stack([pairs, edges.weight.astype(np.int64)])
     np.savetxt(folder / "g.el", pairs, fmt="%d")
-    np.savetxt(folder / "g.wel", weighted, fmt="%d")
+    np.savetxt(folder / "g.wel", np.column_stack([pairs, edges.weight.astype(np.int64)]), fmt="%d")
     for source, target, flags in (("g.el", "g.sg", ["-b"]), ("g.wel", "g.wsg", ["-w", "-b"])):
         subprocess.run([str(tools / "converter"), "-s", "-f", str(folder / source), *flags, str(folder / target)],
                        check=True, capture_output=True, text=True)
@@ -117,7 +117,49 @@ def gapbs_seconds(binary: Path, graph: Path, root: int, trials: int, *extra: str
     return [float(value) for value in re.findall(r"Trial Time:\s+([\d.]+)", done.stdout)]
 
 
-def polyfw_seconds(run, trials: int) -> tuple[list[float], object]:
+def best_delta(tools: Path, weighted: Path, root: int) -> int:
+    """GAPBS's fastest delta of DELTAS from one root (its README: keep its best)."""
+    return min(DELTAS, key=lambda delta: median(gapbs_seconds(tools / "sssp", weighted, root, 3, "-d", str(delta))))
+
+
+def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
+    """The child: polyfw's medians per root (BFS, SSSP distances only, SSSP with parents), every
+    answer validated, the first roots' checked against scipy's; printed as JSON."""
+    import numba
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order, dijkstra
+
+    from polyfw.sparse import as_csr, bfs, sssp, validate_bfs, validate_sssp
+    from polyfw.sparse.paths import delta_stepping
+
+    saved = np.load(graph)
+    roots = [int(root) for root in saved["roots"]]
+    csr = as_csr(Edges(int(saved["n"]), saved["source"], saved["target"], saved["weight"]), directed=False)
+    matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
+    bfs(csr, roots[0])  # compile
+    sssp(csr, roots[0])
+    found: dict[str, list] = {"bfs": [], "sssp": [], "sssp+parents": [], "edges": []}
+    for number, root in enumerate(roots):
+        times, (levels, parents) = _timed(lambda: bfs(csr, root), trials)
+        found["bfs"].append(median(times))
+        validate_bfs(csr, root, levels, parents)
+        reached = levels != np.iinfo(levels.dtype).max
+        found["edges"].append(int(csr.out_degree[reached].sum()) // 2)  # the component's undirected edges
+        times, distances = _timed(lambda: delta_stepping(csr, root), trials)
+        found["sssp"].append(median(times))
+        times, (with_parents, parents) = _timed(lambda: sssp(csr, root), trials)
+        found["sssp+parents"].append(median(times))
+        validate_sssp(csr, root, with_parents, parents)
+        assert np.array_equal(distances, with_parents), f"root {root}: distances differ with and without parents"
+        if number < checked_roots:
+            assert np.array_equal(distances, dijkstra(matrix, directed=False, indices=root)), f"root {root}: not scipy's"
+            order = breadth_first_order(matrix, root, directed=False, return_predecessors=False)
+            assert set(order.tolist()) == set(np.flatnonzero(reached).tolist()), f"root {root}: BFS reach differs"
+    found["threads"] = numba.get_num_threads()
+    return found
+
+
+def _timed(run, trials: int) -> tuple[list[float], object]:
     times, found = [], None
     for _ in range(trials):
         started = time.perf_counter()
@@ -126,69 +168,43 @@ def polyfw_seconds(run, trials: int) -> tuple[list[float], object]:
     return times, found
 
 
-def component_edges(csr, reached: np.ndarray) -> int:
-    """The undirected edges of the searched component (both arcs of each are in the CSR)."""
-    return int(csr.out_degree[reached].sum()) // 2
-
-
-def best_delta(tools: Path, weighted: Path, root: int) -> int:
-    """GAPBS's fastest delta of DELTAS from one root (its README: keep its best)."""
-    return min(DELTAS, key=lambda delta: median(gapbs_seconds(tools / "sssp", weighted, root, 3, "-d", str(delta))))
-
-
 def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: argparse.Namespace) -> list[str]:
     edges = make_graph(kind, scale)
-    csr = as_csr(edges, directed=False)
     unweighted, weighted = write_gapbs_graphs(edges, folder, tools)
-    matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
+    degree = np.bincount(np.concatenate([edges.source, edges.target]), minlength=edges.n)
     rng = np.random.default_rng(1000 + scale)
-    roots = [int(r) for r in rng.choice(np.flatnonzero(csr.out_degree > 0), size=arguments.roots, replace=False)]
-    bfs(csr, roots[0])  # compile
-    sssp(csr, roots[0])
-    delta = best_delta(tools, weighted, roots[0])
-    medians: dict[str, list[float]] = {name: [] for name in
-                                        ("gapbs bfs", "polyfw bfs", "gapbs sssp", "polyfw sssp", "polyfw sssp+parents")}
-    edges_reached = []
-    for number, root in enumerate(roots):
-        medians["gapbs bfs"].append(median(gapbs_seconds(tools / "bfs", unweighted, root, arguments.trials)))
-        times, (levels, parents) = polyfw_seconds(lambda: bfs(csr, root), arguments.trials)
-        medians["polyfw bfs"].append(median(times))
-        validate_bfs(csr, root, levels, parents)
-        reached = levels != np.iinfo(levels.dtype).max
-        edges_reached.append(component_edges(csr, reached))
-        medians["gapbs sssp"].append(median(gapbs_seconds(tools / "sssp", weighted, root, arguments.trials,
-                                                          "-d", str(delta))))
-        times, distances = polyfw_seconds(lambda: delta_stepping(csr, root), arguments.trials)
-        medians["polyfw sssp"].append(median(times))
-        times, (with_parents, parents) = polyfw_seconds(lambda: sssp(csr, root), arguments.trials)
-        medians["polyfw sssp+parents"].append(median(times))
-        validate_sssp(csr, root, with_parents, parents)
-        assert np.array_equal(distances, with_parents), f"root {root}: distances differ with and without parents"
-        if number < arguments.checked_roots:
-            expected = dijkstra(matrix, directed=False, indices=root)
-            assert np.array_equal(distances, expected), f"root {root}: distances differ from scipy's"
-            order = breadth_first_order(matrix, root, directed=False, return_predecessors=False)
-            assert set(order.tolist()) == set(np.flatnonzero(reached).tolist()), f"root {root}: BFS reach differs"
-    typical_edges = median(edges_reached)
-    figures = {name: median(values) for name, values in medians.items()}
+    roots = rng.choice(np.flatnonzero(degree > 0), size=arguments.roots, replace=False)
+    delta = best_delta(tools, weighted, int(roots[0]))
+    gapbs = {"bfs": [median(gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials)) for root in roots],
+             "sssp": [median(gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, "-d", str(delta)))
+                      for root in roots]}
+    saved = folder / "graph.npz"
+    np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight, roots=roots)
+    child = subprocess.run([sys.executable, __file__, "--polyfw-side", str(saved), "--trials", str(arguments.trials),
+                            "--checked-roots", str(arguments.checked_roots), "--wait", arguments.wait],
+                           check=True, capture_output=True, text=True)
+    polyfw = json.loads(child.stdout)
+    assert polyfw["threads"] == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
+    component = median(polyfw["edges"])
     rows = []
-    for kernel, ours in (("BFS", "polyfw bfs"), (f"SSSP (GAPBS delta {delta})", "polyfw sssp"),
-                         ("SSSP, polyfw with parents", "polyfw sssp+parents")):
-        theirs = figures["gapbs bfs" if kernel == "BFS" else "gapbs sssp"]
-        rows.append(f"| {kind}, scale {scale} | {kernel} | {csr.n:,} | {len(edges.source):,} | {theirs * 1e3:.2f} | "
-                    f"{figures[ours] * 1e3:.2f} | **{theirs / figures[ours]:.2f}x** | "
-                    f"{typical_edges / theirs / 1e6:.0f} | {typical_edges / figures[ours] / 1e6:.0f} |")
+    for kernel, theirs, ours in (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
+                                 ("SSSP, polyfw with parents", "sssp", "sssp+parents")):
+        their, our = median(gapbs[theirs]), median(polyfw[ours])
+        rows.append(f"| {kind}, scale {scale} | {kernel} | {edges.n:,} | {len(edges.source):,} | {their * 1e3:.2f} | "
+                    f"{our * 1e3:.2f} | **{their / our:.2f}x** | {component / their / 1e6:.0f} | "
+                    f"{component / our / 1e6:.0f} |")
     return rows
 
 
 def main(arguments: argparse.Namespace) -> None:
-    print(f"CPU: {cpu_description()}; {numba.get_num_threads()} threads on both sides, OMP_WAIT_POLICY="
+    if arguments.polyfw_side is not None:
+        print(json.dumps(polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)))
+        return
+    print(f"CPU: {cpu_description()}; {os.environ['OMP_NUM_THREADS']} threads on both sides, OMP_WAIT_POLICY="
           f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each, medians\n")
     print("| graph | kernel | vertices | edges | GAPBS ms | polyfw ms | polyfw / GAPBS speed | GAPBS MTEPS | "
           "polyfw MTEPS |")
     print("|---|---|---|---|---|---|---|---|---|")
-    environment_threads = os.environ.setdefault("OMP_NUM_THREADS", str(numba.get_num_threads()))
-    assert int(environment_threads) == numba.get_num_threads(), "GAPBS and polyfw must run on the same threads"
     with tempfile.TemporaryDirectory(prefix="polyfw-gapbs-") as work:
         tools = build_gapbs(arguments.gapbs, Path(work))
         for scale in arguments.scales:

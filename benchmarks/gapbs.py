@@ -45,6 +45,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--wait", choices=("passive", "active"), default=os.environ.get("OMP_WAIT_POLICY", "passive"))
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
     parser.add_argument("--gapbs", type=Path, default=PEERS, help="GAPBS's source folder")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print both BFSs level by level from each graph's first root")
     parser.add_argument("--polyfw-side", type=Path, help=argparse.SUPPRESS)  # the child: a graph's .npz
     return parser.parse_args()
 
@@ -155,6 +157,9 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
             assert np.array_equal(distances, dijkstra(matrix, directed=False, indices=root)), f"root {root}: not scipy's"
             order = breadth_first_order(matrix, root, directed=False, return_predecessors=False)
             assert set(order.tolist()) == set(np.flatnonzero(reached).tolist()), f"root {root}: BFS reach differs"
+    steps: list = []
+    bfs(csr, roots[0], steps=steps)
+    found["bfs steps"] = steps
     found["threads"] = numba.get_num_threads()
     return found
 
@@ -168,7 +173,29 @@ def _timed(run, trials: int) -> tuple[list[float], object]:
     return times, found
 
 
-def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: argparse.Namespace) -> list[str]:
+def gapbs_steps(tools: Path, graph: Path, root: int) -> list[str]:
+    """GAPBS's own log of one BFS (-l): a line per step, 'td' top-down with the queue's size, 'bu'
+    bottom-up with the vertices it woke, 'e' and 'c' its conversions between queue and bitmap."""
+    done = subprocess.run([str(tools / "bfs"), "-f", str(graph), "-r", str(root), "-n", "1", "-l"],
+                          check=True, capture_output=True, text=True)
+    lines = done.stdout.splitlines()
+    first = next(at for at, line in enumerate(lines) if line.strip().startswith("Source"))
+    last = next(at for at, line in enumerate(lines) if line.startswith("Trial Time"))
+    return [line.strip() for line in lines[first:last]]
+
+
+def level_profile(title: str, gapbs: list[str], polyfw: list) -> list[str]:
+    """Both BFSs from one root, level by level (GAPBS in seconds as it prints them, polyfw in milliseconds)."""
+    lines = [f"{title}", "", "    GAPBS (-l): step, count, seconds"]
+    lines += [f"    {line}" for line in gapbs]
+    lines += ["    polyfw (bfs(..., steps=)): level, direction, step kernel ms, level in all ms, next frontier"]
+    lines += [f"    {depth:5d} {kind:>3} {kernel * 1e3:9.3f} {total * 1e3:9.3f} {frontier:10d}"
+              for depth, (kind, kernel, total, frontier) in enumerate(polyfw)]
+    return lines + [""]
+
+
+def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: argparse.Namespace,
+                profiles: list[str]) -> list[str]:
     edges = make_graph(kind, scale)
     unweighted, weighted = write_gapbs_graphs(edges, folder, tools)
     degree = np.bincount(np.concatenate([edges.source, edges.target]), minlength=edges.n)
@@ -186,6 +213,9 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
     polyfw = json.loads(child.stdout)
     assert polyfw["threads"] == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
     component = median(polyfw["edges"])
+    if arguments.profile:
+        profiles += level_profile(f"{kind}, scale {scale}, root {int(roots[0])}:",
+                                  gapbs_steps(tools, unweighted, int(roots[0])), polyfw["bfs steps"])
     rows = []
     for kernel, theirs, ours in (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
                                  ("SSSP, polyfw with parents", "sssp", "sssp+parents")):
@@ -205,12 +235,16 @@ def main(arguments: argparse.Namespace) -> None:
     print("| graph | kernel | vertices | edges | GAPBS ms | polyfw ms | polyfw / GAPBS speed | GAPBS MTEPS | "
           "polyfw MTEPS |")
     print("|---|---|---|---|---|---|---|---|---|")
+    profiles: list[str] = []
     with tempfile.TemporaryDirectory(prefix="polyfw-gapbs-") as work:
         tools = build_gapbs(arguments.gapbs, Path(work))
         for scale in arguments.scales:
             for kind in arguments.graphs:
-                for row in bench_graph(kind, scale, tools, Path(work), arguments):
+                for row in bench_graph(kind, scale, tools, Path(work), arguments, profiles):
                     print(row, flush=True)
+    if profiles:
+        print("\nBFS level by level, one root a graph:\n")
+        print("\n".join(profiles))
 
 
 if __name__ == "__main__":

@@ -306,3 +306,17 @@ def test_the_edge_parallel_frontier_rounds_handle_negative_edges_and_cycles():
     cycle = np.full((4, 4), np.inf)
     cycle[0, 1], cycle[1, 2], cycle[2, 1] = 1, -3, 1
     assert not _stepping(as_csr(cycle), 0, np.inf, rounds=4)[1]
+
+
+def test_bfs_steps_record_each_level_without_changing_the_search():
+    csr = as_csr(rmat_edges(10, seed=3), directed=False)
+    steps: list = []
+    levels, parents = bfs(csr, 0, steps=steps)
+    expected_levels, expected_parents = bfs(csr, 0)
+    assert np.array_equal(levels, expected_levels)
+    validate_bfs(csr, 0, levels, parents)
+    reached = levels != np.iinfo(levels.dtype).max
+    assert len(steps) == int(levels[reached].max()) + 1  # one per level, the last finding nothing
+    assert sum(frontier for *_, frontier in steps) == int(reached.sum()) - 1 and steps[-1][3] == 0
+    assert all(kind in ("td", "bu") and 0 <= kernel <= total for kind, kernel, total, _ in steps)
+    assert {kind for kind, *_ in steps} == {"td", "bu"}  # a Kronecker graph's big levels go bottom-up

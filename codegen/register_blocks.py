@@ -32,7 +32,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba import njit
 
-from tiling.code_cache import cache_dir
+from tiling.code_cache import cache_dir, file_stamp
 from tiling.semirings import semiring
 
 from .intrinsics import prefetch_ahead, prefetch_ahead_l2, semiring_block, target_isa, vector_registers, vector_width
@@ -53,7 +53,7 @@ SEARCH_VERSION = 4
 _TILES = 8
 log = logging.getLogger("polyfw")
 #: damaged cache files already reported (path, mtime and size, what was wrong)
-_REPORTED: set[tuple[str, str, str]] = set()
+_REPORTED: set[tuple[str, tuple[int, int] | None, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -136,11 +136,9 @@ def _every_choice() -> dict[str, dict]:
     file written by a search that tried other knobs counts as none, and so does a damaged one
     (garbage, truncated: logged, then searched again and rewritten)."""
     path = _choices_path()
-    try:
-        stat = path.stat()
-    except OSError:
+    stamp = file_stamp(path)
+    if stamp is None:
         return {"search": SEARCH_VERSION}
-    stamp = (stat.st_mtime_ns, stat.st_size)
     known = _READ_CHOICES.get(path)
     if known is None or known[0] != stamp:
         known = (stamp, _read_choices(path))
@@ -153,12 +151,7 @@ def choices_stamp() -> tuple:
     choices file's (mtime, size), POLYFW_REGISTER_BLOCK and the ISA the kernels are shaped for.
     A kernel chosen before may be kept while this is unchanged."""
     path = str(_choices_path(create=False))
-    try:
-        stat = os.stat(path)
-        stamp = (stat.st_mtime_ns, stat.st_size)
-    except OSError:
-        stamp = None
-    return path, stamp, os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
+    return path, file_stamp(path), os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
 
 
 def _read_choices(path: Path) -> dict[str, dict]:
@@ -177,11 +170,7 @@ def _read_choices(path: Path) -> dict[str, dict]:
 
 
 def _report_damage(path: Path, what: str) -> None:
-    try:
-        stat = path.stat()
-        stamp = f"{stat.st_mtime_ns} {stat.st_size}"
-    except OSError:
-        stamp = ""
+    stamp = file_stamp(path)
     if (str(path), stamp, what) not in _REPORTED:  # once a process for each damaged version of the file
         _REPORTED.add((str(path), stamp, what))
         log.warning("register block cache %s is damaged (%s): ignoring it; blocks are measured again and "

@@ -53,6 +53,16 @@ def cache_dir(create: bool = True) -> Path:
     return path
 
 
+def file_stamp(path: str | os.PathLike) -> tuple[int, int] | None:
+    """A file's (mtime in ns, size), or None if it cannot be read: what a reader keeps beside what
+    it parsed, to parse again only when the file changes."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
 @functools.lru_cache(maxsize=8)
 def _cache_root(given: str | None, home: str | None) -> Path:
     """(by the variables it reads: every solve looks at a file in it)"""

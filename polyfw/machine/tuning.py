@@ -15,14 +15,15 @@ import logging
 import os
 import sys
 from importlib import resources
-from pathlib import Path
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 import islpy as isl
 
 from codegen.register_blocks import cpu_key
 from codegen.targets import find_target
+from tiling.code_cache import file_stamp
 from schedules.legality import illegal_sizes
 from schedules.proofs import prove
 
@@ -65,30 +66,17 @@ def _tuning_path(given: str | None, local_app_data: str | None, xdg_data_home: s
     return Path(given) if given else _user_data_dir(local_app_data, xdg_data_home, home) / "tuning.json"
 
 
-def _stamp(path: Path | str) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_mtime_ns, stat.st_size
-
-
 def table_stamp() -> tuple:
     """What the tables say depends on, cheaply: the user's table's path and both files' (mtime,
     size). A choice read from the tables may be kept while this is unchanged."""
-    return tuple((path, _stamp(path)) for path in (str(tuning_path()), _shipped_text()))
-
-
-@cache
-def _shipped_text() -> str:
-    return str(shipped_path())
+    return tuple((str(path), file_stamp(path)) for path in (tuning_path(), shipped_path()))
 
 
 def read_table(path: Path) -> dict[str, Any]:
     """One table file ({} if absent), read again only when it changes. A damaged one (garbage,
     truncated, not a JSON object) counts as absent, with one warning on the 'polyfw' logger until
     it changes (the user's table is rewritten whole by the next --tune)."""
-    stamp = _stamp(path)
+    stamp = file_stamp(path)
     if stamp is None:
         return {}
     known = _READ.get(path)

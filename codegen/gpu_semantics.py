@@ -44,11 +44,11 @@ class ConcurrentBlocksMatrix(FakeCUDAArray):
             values, written = self._private[block]
             clash = written & (owner >= 0) & (merged != values)
             if clash.any():
-                i, j = (int(x) for x in np.argwhere(clash)[0])
-                other = blocks[int(owner[i, j])]
+                where = tuple(int(x) for x in np.argwhere(clash)[0])
+                other = blocks[int(owner[where])]
                 raise ConcurrentWriteError(
-                    f"{self._launch}: thread blocks {other} and {block} both write a[{i}, {j}] "
-                    f"({merged[i, j]} and {values[i, j]}); on a GPU one of the writes is lost")
+                    f"{self._launch}: thread blocks {other} and {block} both write a[{', '.join(map(str, where))}] "
+                    f"({merged[where]} and {values[where]}); on a GPU one of the writes is lost")
             merged[written] = values[written]
             owner[written] = number
         self._ary[...] = merged

@@ -130,7 +130,7 @@ def vector_width(itemsize: int, isa: str | None = None) -> int:
 
 
 def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add", unroll: int = 1,
-                   isa: str | None = None):
+                   isa: str | None = None, lanes: bool = False):
     """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
@@ -144,6 +144,9 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
     `unroll` k steps share one loop iteration (the rest run one a trip).
     `isa` (default: the target's) sets the vector width: narrower ISAs' blocks
     run on a wider machine, which is how their shapes are tested here.
+    `lanes`: the matrix holds one graph per vector lane (codegen.batch: element
+    (i, j) of lane l at column j * width + l), so a[i, k] is the vector at
+    column k * width rather than a broadcast scalar; j0 is in elements.
     """
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
@@ -180,9 +183,12 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         def step(k):
             row_k = [load(pointer(k, builder.add(j0, _I64(v * width)), vector)) for v in range(vectors)]
             for m in range(rows):
-                scalar = load(pointer(builder.add(i0, _I64(m)), k, element))
-                broadcast = builder.shuffle_vector(builder.insert_element(undefined, scalar, _I32(0)),
-                                                   undefined, lanes_from_first)
+                if lanes:
+                    broadcast = load(pointer(builder.add(i0, _I64(m)), builder.mul(k, _I64(width)), vector))
+                else:
+                    scalar = load(pointer(builder.add(i0, _I64(m)), k, element))
+                    broadcast = builder.shuffle_vector(builder.insert_element(undefined, scalar, _I32(0)),
+                                                       undefined, lanes_from_first)
                 for v in range(vectors):
                     current = builder.load(accumulators[m][v])
                     through_k = combine.llvm(builder, broadcast, row_k[v], floating, signed)

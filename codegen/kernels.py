@@ -435,7 +435,7 @@ def _micro_rows_source(options: KernelOptions, cache: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _literal(value: float | int) -> str:
+def literal(value: float | int) -> str:
     """A kernel constant as Python source (infinities as numpy's)."""
     return repr(value) if np.isfinite(value) else ("-np.inf" if value < 0 else "np.inf")
 
@@ -465,7 +465,7 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     near, far = options.prefetch
     return source + fill(_PRODUCT, rows=rows, columns=columns, line=line, vectors=options.vectors, near=near, far=far,
                          width=columns // options.vectors, cache=cache, no_path=ring.no_path(options.dtype),
-                         found=ring.better("a[i, j]", _literal(ring.no_path(options.dtype)))) \
+                         found=ring.better("a[i, j]", literal(ring.no_path(options.dtype)))) \
         + fill(_CLOSURE, side=CLOSURE_BLOCK, cache=cache)
 
 

@@ -309,3 +309,20 @@ def _threads(block: tuple[int, ...]) -> int:
     for extent in block:
         count *= extent
     return count
+
+
+def batch_report(compiled, arch: str = "sm_90") -> KernelReport:
+    """The batch kernel (codegen.batch, target 'cuda': a graph per thread block) as an `arch` GPU
+    would run it; its hot loop is one layer's relaxations of a thread's elements."""
+    if compiled.target != "cuda":
+        raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
+    spec = architecture(arch)
+    path = _ptx_path(compiled.source, "batch_run", arch)
+    ptx = path.read_text() if path.exists() else ""
+    if not ptx.rstrip().endswith("}"):
+        signature = (types.Array(getattr(types, compiled.dtype), 3, "C"), types.Array(types.int64, 1, "C"),
+                     types.Array(types.int64, 1, "C"), types.int64, types.int64, types.int64)
+        with _device_standing_in(spec.compute_capability):
+            ptx, _ = cuda.compile_ptx(compiled.run.py_func, signature, cc=spec.compute_capability)
+        path.write_text(ptx)
+    return assemble("batch_run", ptx, compiled.threads, arch)

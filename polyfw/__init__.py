@@ -23,6 +23,8 @@ _PUBLIC = {
     "NegativeCycleError": "polyfw.errors",
     "compare": "polyfw.comparison",
     "solve": "polyfw.solver",
+    "solve_batch": "polyfw.batch",
+    "NegativeCycleInBatch": "polyfw.batch",
     "tuning_table": "polyfw.machine.tuning",
     **{name: "polyfw.scipy_api" for name in ("bellman_ford", "dijkstra", "floyd_warshall", "johnson",
                                              "shortest_path")},

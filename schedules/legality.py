@@ -54,10 +54,11 @@ class Violation:
 
     def explain(self) -> str:
         src, snk = (f"S[{','.join(map(str, p))}]" for p in (self.source, self.sink))
-        element = self.sink[1:] if self.dependence == "anti" else self.source[1:]
+        writer = self.sink if self.dependence == "anti" else self.source
+        element = writer[:-3] + writer[-2:]  # the instance's indices but k: a[i,j] (a batch's a[b,i,j])
         why = _WHY[self.dependence].format(src=src, snk=snk, e=",".join(map(str, element)))
         rule = "must not run concurrently" if self.exclusive else f"{src} must finish before {snk} starts"
-        at = "".join(f" (n={v})" for v in self.params.values())
+        at = "".join(f" ({name}={v})" for name, v in self.params.items())
         return (
             f"{self.model} dependence {self.dependence}{at}: {why}, so {rule}; "
             f"but the schedule runs {src} at {list(self.source_time)} and {snk} at {list(self.sink_time)}: "

@@ -81,20 +81,26 @@ def _earlier_layer(n: int | None) -> isl.Map:
     return isl.Map(f"{prefix}{{ S[k', i', j'] -> S[k, i, j] : k' < k }}")
 
 
-def _writers_of_read(read: str, n: int | None) -> isl.Map:
-    """{ w -> r : w writes the element that r reads through `read` }."""
-    return model.write_access(n).apply_range(model.read_access(read, n).reverse())
+def relaxed_relations(writes: isl.Map, row_read: isl.Map, column_read: isl.Map,
+                      earlier: isl.Map) -> tuple[dict[str, isl.Map], dict[str, isl.Map]]:
+    """(ordered, exclusive) relaxed relations of a nest from its accesses: whoever writes what an
+    instance reads as its a[i,k] (row_read) or a[k,j] (column_read) in an earlier layer comes
+    first; two writers of one element never overlap. Shared by this nest and the batched one
+    (tiling.batch), so both models are derived from their accesses the same way."""
+    def writers_of(read: isl.Map) -> isl.Map:
+        return writes.apply_range(read.reverse()).intersect(earlier).coalesce()
+
+    same_element = writes.apply_range(writes.reverse())
+    space = isl.Space.map_from_set(writes.domain().get_space())
+    exclusive = same_element.subtract(isl.Map.identity(space)).coalesce()
+    return {"R_row": writers_of(row_read), "R_col": writers_of(column_read)}, {"W": exclusive}
 
 
 def relaxed_dependences(n: int | None = None) -> DependenceModel:
     """R_row, R_col (complete inputs from earlier layers) and W (exclusive writes)."""
-    earlier = _earlier_layer(n)
-    r_row = _writers_of_read("a[i,k]", n).intersect(earlier).coalesce()
-    r_col = _writers_of_read("a[k,j]", n).intersect(earlier).coalesce()
-    writes = model.write_access(n)
-    same_element = writes.apply_range(writes.reverse())
-    exclusive = same_element.subtract(isl.Map.identity(_statement_space(n))).coalesce()
-    return DependenceModel("relaxed", n, {"R_row": r_row, "R_col": r_col}, {"W": exclusive}, _relaxed_generators(n))
+    ordered, exclusive = relaxed_relations(model.write_access(n), model.read_access("a[i,k]", n),
+                                           model.read_access("a[k,j]", n), _earlier_layer(n))
+    return DependenceModel("relaxed", n, ordered, exclusive, _relaxed_generators(n))
 
 
 def _relaxed_generators(n: int | None) -> dict[str, isl.Map]:

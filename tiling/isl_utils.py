@@ -69,8 +69,11 @@ def smallest_parameter_instance(relation: isl.Map, name: str = "n", limit: int =
 
 
 def sample_pair(relation: isl.Map) -> tuple[Coordinates, Coordinates, dict[str, int]]:
-    """A lexicographically smallest (source, sink) pair of a non-empty relation, with its parameters."""
-    relation = smallest_parameter_instance(relation)
+    """A lexicographically smallest (source, sink) pair of a non-empty relation, with its parameters
+    (each fixed in turn to its smallest value that keeps a pair)."""
+    space = relation.get_space()
+    for d in range(space.dim(isl.dim_type.param)):
+        relation = smallest_parameter_instance(relation, space.get_dim_name(isl.dim_type.param, d))
     try:
         point = relation.wrap().lexmin().sample_point()
     except isl.Error:

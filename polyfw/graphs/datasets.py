@@ -66,3 +66,37 @@ def minnesota_road_graph() -> Edges:
     source = np.concatenate([u, v]).astype(np.int64)
     target = np.concatenate([v, u]).astype(np.int64)
     return Edges(road.N, source, target, np.concatenate([metres, metres]))
+
+
+def molecule_like(count: int, sizes: tuple[int, int] = (10, 50), mean: float = 30, seed: int = 0
+                  ) -> tuple[list[np.ndarray], np.ndarray]:
+    """`count` molecule-shaped graphs as PyG-style (2, E) edge_index arrays (each bond both ways) and
+    their atom counts: a random tree of atoms of valence at most 4, plus one ring-closing bond per
+    ten atoms (mean degree about 2.2, as in PCQM4Mv2 or ogbg-molhiv). Sizes are normal around `mean`
+    (spread a fifth of the range), clipped to `sizes`."""
+    low, high = sizes
+    if not (1 <= low <= high) or count < 0:
+        raise GraphInputError(f"need count >= 0 and 1 <= sizes[0] <= sizes[1], got count={count}, sizes={sizes}")
+    rng = np.random.default_rng(seed)
+    atoms = np.clip(np.rint(rng.normal(mean, (high - low) / 5, count)), low, high).astype(np.int64)
+    graphs = []
+    for n in atoms:
+        degree = np.zeros(n, dtype=np.int64)
+        bonds = []
+        for atom in range(1, n):
+            candidates = np.flatnonzero(degree[:atom] < 4)
+            other = int(candidates[rng.integers(candidates.size)])
+            bonds.append((other, atom))
+            degree[other] += 1
+            degree[atom] += 1
+        for _ in range(n // 10):
+            open_atoms = np.flatnonzero(degree < 4)
+            if open_atoms.size < 2:
+                break
+            u, v = rng.choice(open_atoms, 2, replace=False)
+            if (u, v) not in bonds and (v, u) not in bonds:
+                bonds.append((int(u), int(v)))
+                degree[[u, v]] += 1
+        pairs = np.array(bonds, dtype=np.int64).reshape(-1, 2).T
+        graphs.append(np.concatenate([pairs, pairs[::-1]], axis=1))
+    return graphs, atoms

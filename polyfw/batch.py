@@ -1,0 +1,388 @@
+"""solve_batch: the shortest paths of every graph of a data set, as one proved batch schedule.
+
+Graph learning needs all-pairs hop distances of many small graphs
+(Graphormer's spatial encoding, GraphGPS, shortest-path kernels). Each
+graph alone is all per-call overhead; as a batch the work is one parallel
+loop, which the batch schedule's proof allows (schedules.batch), run by one
+generated kernel (codegen.batch). Graphs arrive as dense, scipy or networkx
+graphs, or as PyG-style edge_index arrays; they leave as one padded
+(B, N, N) array or a list of n x n matrices.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from codegen.batch import CUDA_BLOCK, CUDA_MAX_VERTICES, CompiledBatch, generate_batch, task_count
+from codegen.intrinsics import vector_width
+from schedules.batch import batch_schedule
+from tiling.semirings import INTEGER_INF
+
+from .errors import NegativeCycleError
+from .graphs.edges import Edges, GraphInputError
+from .graphs.inputs import check_weights, edges_or_dense, null_as_inf
+from .solver import MEMORY_WORTH_CHECKING, InsufficientMemoryError, available_memory
+
+#: graphs handed to the kernel at once when a progress bar is shown
+PROGRESS_CHUNK = 8192
+TARGETS = ("cpu", "cuda", "cudasim")
+
+
+class NegativeCycleInBatch(NegativeCycleError):
+    """Graph `graph` of the batch has a negative cycle through `vertex`."""
+
+    def __init__(self, graph: int, vertex: int):
+        super().__init__(vertex)
+        self.graph = graph
+        self.args = (f"graph {graph} of the batch has a negative cycle through its vertex {vertex}: "
+                     "shortest paths are undefined",)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch as flat arrays: graph g has sizes[g] vertices and arcs indptr[g]:indptr[g+1] of
+    (sources, targets, weights), vertices numbered from 0 within each graph."""
+
+    sizes: np.ndarray
+    indptr: np.ndarray
+    sources: np.ndarray
+    targets: np.ndarray
+    weights: np.ndarray
+    #: every weight is an integer (or the graphs carry none: hop counts)
+    integer: bool
+
+    @property
+    def largest(self) -> int:
+        return int(self.sizes.max(initial=0))
+
+
+def _concatenate(parts: list[Edges]) -> Batch:
+    sizes = np.array([part.n for part in parts], dtype=np.int64)
+    counts = np.array([part.source.size for part in parts], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    join = (lambda key, dtype: np.concatenate([getattr(p, key) for p in parts]).astype(dtype)) if parts else (
+        lambda key, dtype: np.empty(0, dtype))
+    weights = join("weight", np.float64)
+    return Batch(sizes, indptr, join("source", np.int32), join("target", np.int32), weights, _integers(weights))
+
+
+def _one_graph(graph, position: int, weight: str, null_value: float) -> Edges:
+    """A list element as arcs: an (2, E) edge_index, a PyG-like object, or any solve input."""
+    if hasattr(graph, "edge_index") and hasattr(graph, "num_nodes"):
+        graph = (np.asarray(graph.edge_index), int(graph.num_nodes))
+    if isinstance(graph, tuple) and len(graph) == 2 and np.ndim(graph[0]) == 2:
+        index, n = np.asarray(graph[0]), int(graph[1])
+        return _from_edge_index(index, n, None, f"graph {position}")
+    edges, directed = edges_or_dense(graph, weight)
+    if not isinstance(edges, Edges):
+        matrix = null_as_inf(np.asarray(edges, dtype=np.float64), null_value)
+        check_weights(matrix, f"graph {position}")
+        source, target = np.nonzero(np.isfinite(matrix))
+        edges = Edges(matrix.shape[0], source, target, matrix[source, target])
+    else:
+        check_weights(edges.weight, f"graph {position}")
+    if not directed:  # an undirected networkx graph: each edge both ways
+        edges = Edges(edges.n, np.concatenate([edges.source, edges.target]),
+                      np.concatenate([edges.target, edges.source]), np.concatenate([edges.weight, edges.weight]))
+    return edges
+
+
+def _from_edge_index(index: np.ndarray, n: int, weights, where: str) -> Edges:
+    if index.ndim != 2 or index.shape[0] != 2 or (index.size and index.dtype.kind not in "iu"):
+        raise GraphInputError(f"{where}: an edge_index must be an integer array of shape (2, E), got "
+                              f"{index.dtype} {index.shape}")
+    if index.size and (index.min() < 0 or index.max() >= n):
+        bad = int(np.flatnonzero((index < 0).any(axis=0) | (index >= n).any(axis=0))[0])
+        raise GraphInputError(f"{where}: edge {bad} ({index[0, bad]} -> {index[1, bad]}) leaves the graph's "
+                              f"{n} vertices (valid: 0..{n - 1})")
+    values = np.ones(index.shape[1]) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    if values.size != index.shape[1]:
+        raise GraphInputError(f"{where}: {values.size} edge weights for {index.shape[1]} edges")
+    check_weights(values, where)
+    return Edges(n, index[0], index[1], values)
+
+
+def read_batch(graphs, num_nodes=None, edge_weight=None, weight: str = "weight", null_value: float = 0,
+               directed: bool = True) -> Batch:
+    """Any of solve_batch's inputs as flat arrays (see solve_batch for the forms)."""
+    if isinstance(graphs, np.ndarray) and graphs.ndim == 2 and graphs.shape[0] == 2 and num_nodes is not None:
+        parts = _split_joined(graphs, np.asarray(num_nodes, dtype=np.int64), edge_weight)
+        batch = _concatenate(parts)
+        return batch if directed else _both_ways(batch)
+    else:
+        if isinstance(graphs, (np.ndarray, sp.sparray, sp.spmatrix)) or not isinstance(graphs, Sequence):
+            raise GraphInputError(
+                f"solve_batch takes a list of graphs, or one (2, E) edge_index with num_nodes per graph; got "
+                f"{type(graphs).__name__}{getattr(graphs, 'shape', '')}")
+        if num_nodes is not None and len(num_nodes) != len(graphs):
+            raise GraphInputError(f"{len(num_nodes)} num_nodes for {len(graphs)} graphs")
+        if edge_weight is not None and len(edge_weight) != len(graphs):
+            raise GraphInputError(f"{len(edge_weight)} edge_weight arrays for {len(graphs)} graphs")
+        if num_nodes is not None or edge_weight is not None:
+            return _edge_index_list(graphs, num_nodes, edge_weight, directed)
+        parts = [_one_graph(graph, g, weight, null_value) for g, graph in enumerate(graphs)]
+    batch = _concatenate(parts)
+    return batch if directed else _both_ways(batch)
+
+
+def _both_ways(batch: Batch) -> Batch:
+    """Every arc also reversed (directed=False)."""
+    counts = np.diff(batch.indptr)
+    graph_of = np.repeat(np.arange(counts.size), counts)
+    order = np.argsort(np.concatenate([graph_of, graph_of]), kind="stable")
+    join = lambda x, y: np.concatenate([x, y])[order]  # noqa: E731
+    return Batch(batch.sizes, np.concatenate([[0], np.cumsum(2 * counts)]).astype(np.int64),
+                 join(batch.sources, batch.targets), join(batch.targets, batch.sources),
+                 join(batch.weights, batch.weights), batch.integer)
+
+
+def _edge_index_list(graphs, num_nodes, edge_weight, directed: bool) -> Batch:
+    """A list of (2, E) edge_index arrays (or objects holding one), read in a few array passes:
+    the shape a data loader hands over, where a loop per graph would cost more than the paths."""
+    indices = [np.asarray(g.edge_index if hasattr(g, "edge_index") else g) for g in graphs]
+    for g, index in enumerate(indices):
+        if index.ndim != 2 or index.shape[0] != 2 or (index.size and index.dtype.kind not in "iu"):
+            raise GraphInputError(f"graph {g}: an edge_index must be an integer array of shape (2, E), got "
+                                  f"{index.dtype} {index.shape}")
+    counts = np.array([index.shape[1] for index in indices], dtype=np.int64)
+    joined = np.concatenate(indices, axis=1) if indices else np.empty((2, 0), dtype=np.int64)
+    graph_of = np.repeat(np.arange(len(indices)), counts)
+    if num_nodes is None:
+        sizes = np.zeros(len(indices), dtype=np.int64)
+        np.maximum.at(sizes, graph_of, joined.max(axis=0, initial=-1) + 1)
+    else:
+        sizes = np.asarray(num_nodes, dtype=np.int64)
+    sources, targets = np.empty(joined.shape[1], dtype=np.int32), np.empty(joined.shape[1], dtype=np.int32)
+    e = _split_arcs(joined, counts, sizes, sources, targets)
+    if e >= 0:
+        g = int(graph_of[e])
+        raise GraphInputError(f"graph {g}: edge {e - int(counts[:g].sum())} ({joined[0, e]} -> {joined[1, e]}) leaves "
+                              f"its {sizes[g]} vertices (valid: 0..{sizes[g] - 1})")
+    if edge_weight is None:
+        weights, integer = np.ones(joined.shape[1]), True
+    else:
+        weights = [np.asarray(w, dtype=np.float64).ravel() for w in edge_weight]
+        wrong = [g for g, (w, c) in enumerate(zip(weights, counts)) if w.size != c]
+        if wrong:
+            raise GraphInputError(f"graph {wrong[0]}: {weights[wrong[0]].size} edge weights for {counts[wrong[0]]} edges")
+        weights = np.concatenate(weights) if weights else np.empty(0)
+        check_weights(weights, "edge_weight")
+        integer = _integers(weights)
+    batch = Batch(sizes, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), sources, targets, weights, integer)
+    return batch if directed else _both_ways(batch)
+
+
+@njit(cache=True)
+def _split_arcs(joined, counts, sizes, sources, targets):
+    """Rows of a joined edge_index as int32 sources and targets; the first arc that leaves its
+    graph's vertices, or -1."""
+    e = 0
+    for g in range(counts.size):
+        for _ in range(counts[g]):
+            u, v = joined[0, e], joined[1, e]
+            if u < 0 or v < 0 or u >= sizes[g] or v >= sizes[g]:
+                return e
+            sources[e], targets[e] = u, v
+            e += 1
+    return -1
+
+
+def _integers(weights: np.ndarray) -> bool:
+    return bool(np.all(np.mod(weights, 1) == 0))
+
+
+def _split_joined(index: np.ndarray, num_nodes: np.ndarray, edge_weight) -> list[Edges]:
+    """One PyG Batch-style edge_index (vertices numbered across the batch) cut into its graphs."""
+    if num_nodes.ndim != 1 or (num_nodes < 0).any():
+        raise GraphInputError(f"num_nodes must be one non-negative count per graph, got {num_nodes!r}")
+    first = np.concatenate([[0], np.cumsum(num_nodes)])
+    whole = _from_edge_index(index, int(first[-1]), edge_weight, "edge_index")
+    graph_of = np.searchsorted(first, whole.source, side="right") - 1
+    across = np.flatnonzero(graph_of != np.searchsorted(first, whole.target, side="right") - 1)
+    if across.size:
+        e = int(across[0])
+        raise GraphInputError(f"edge {e} ({whole.source[e]} -> {whole.target[e]}) joins two graphs of the batch; "
+                              "each edge must stay within one graph's vertices")
+    order = np.argsort(graph_of, kind="stable")
+    bounds = np.searchsorted(graph_of[order], np.arange(num_nodes.size + 1))
+    return [Edges(int(num_nodes[g]), whole.source[order[a:b]] - first[g], whole.target[order[a:b]] - first[g],
+                  whole.weight[order[a:b]]) for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+
+
+def compute_dtype(batch: Batch, target: str, asked) -> tuple[str, float]:
+    """The narrowest type whose sums are exact for this batch, and the largest distance it can hold
+    (a larger value is a 'no path' that a negative arc lowered)."""
+    heaviest = float(np.abs(batch.weights).max(initial=0))
+    bound = max(batch.largest - 1, 0) * heaviest
+    if batch.integer and (asked is None or np.dtype(asked).kind in "iu"):
+        for dtype in ("int16", "int32") if target == "cpu" else ("int32",):
+            if 2 * bound < INTEGER_INF[dtype]:
+                return dtype, bound
+    if asked is not None and np.dtype(asked) == np.float32 and (not batch.integer or bound < 2**24):
+        return "float32", float(np.finfo(np.float32).max)
+    return "float64", float(np.finfo(np.float64).max)
+
+
+def _result_dtype(batch: Batch, asked, compute: str) -> np.dtype:
+    if asked is not None:
+        return np.dtype(asked)
+    return np.dtype(compute if batch.integer and compute.startswith("int") else np.float64)
+
+
+def _fill_value(value, dtype: np.dtype, name: str, negative: bool):
+    if value is None:  # -1 cannot be a distance unless an arc is negative
+        value = np.inf if dtype.kind == "f" else (np.iinfo(dtype).max if negative else -1)
+    if dtype.kind in "iu" and not (np.isfinite(value) and value == int(value)
+                                   and np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
+        raise ValueError(f"{name}={value!r} does not fit the {dtype} result; give an integer in "
+                         f"{np.iinfo(dtype).min}..{np.iinfo(dtype).max}, or a float dtype")
+    return dtype.type(value)
+
+
+def _check_memory(entries: int, dtype: np.dtype, predecessors: bool) -> None:
+    needed = entries * (dtype.itemsize + (4 if predecessors else 0))
+    if needed < MEMORY_WORTH_CHECKING:
+        return
+    available = available_memory()
+    if available is not None and needed > available:
+        raise InsufficientMemoryError(
+            f"the batch's result needs {needed / 2**30:.1f} GiB ({entries:,} entries of {dtype}"
+            f"{' and int32 predecessors' if predecessors else ''}) and this machine has {available / 2**30:.1f} GiB "
+            "available: ask for padded=False (no padding), a narrower dtype, or solve the batch in parts")
+
+
+def _layout(layout: str, target: str, predecessors: bool, dtype: str):
+    if layout == "auto":
+        layout = "blocks" if target != "cpu" else ("graphs" if predecessors else "lanes")
+    lanes = vector_width(np.dtype(dtype).itemsize) if layout == "lanes" else 1
+    return batch_schedule(layout, lanes)
+
+
+def _progress(done: int, total: int, started: float) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\rsolve_batch [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} graphs "
+                     f"{time.perf_counter() - started:.1f} s")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def _run_cpu(compiled: CompiledBatch, batch: Batch, order: np.ndarray, weights: np.ndarray, out: np.ndarray,
+             out_pred: np.ndarray, offsets: np.ndarray, widths: np.ndarray, status: np.ndarray, fills: tuple,
+             progress: bool) -> None:
+    step = len(order) if not progress else max(PROGRESS_CHUNK // compiled.lanes, 1) * compiled.lanes
+    started = time.perf_counter()
+    for first in range(0, max(len(order), 1), max(step, 1)):
+        part = order[first:first + step]
+        compiled.run(part, batch.sizes, batch.sources, batch.targets, weights, batch.indptr, out, out_pred,
+                     offsets, widths, status, *fills, len(part), batch.largest)
+        if progress:
+            _progress(first + len(part), len(order), started)
+
+
+def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: np.ndarray, offsets: np.ndarray,
+              widths: np.ndarray, status: np.ndarray, fills: tuple) -> None:
+    """The batch padded to the kernel's side on the host, relaxed a graph a thread block, then stored."""
+    from numba import cuda
+
+    from codegen.gpu_semantics import ConcurrentBlocksMatrix
+
+    count, side = len(batch.sizes), compiled.side
+    inf = INTEGER_INF.get(compiled.dtype, np.inf)
+    a = np.full((count, side, side), inf, dtype=compiled.dtype)
+    a[:, np.arange(side), np.arange(side)] = 0
+    graph_of = np.repeat(np.arange(count), np.diff(batch.indptr))
+    np.minimum.at(a, (graph_of, batch.sources, batch.targets), weights)
+    sizes = np.ascontiguousarray(batch.sizes)
+    found = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    grid = task_count(compiled, count, side)
+    if compiled.target == "cudasim":
+        device = ConcurrentBlocksMatrix(a)
+        device.begin_launch(f"batch {compiled.schedule.name}")
+        compiled.run[grid, CUDA_BLOCK[::-1]](device, sizes, found, count, side, 0)
+        device.end_launch()
+        a = device.copy_to_host()
+    else:
+        device = cuda.to_device(a)
+        found_device = cuda.to_device(found)
+        compiled.run[grid, CUDA_BLOCK[::-1]](device, cuda.to_device(sizes), found_device, count, side, 0)
+        a, found = device.copy_to_host(), found_device.copy_to_host()
+    unreachable, padding, limit = fills
+    status[found < side] = found[found < side]
+    for g in range(count):
+        n, width = int(batch.sizes[g]), int(widths[g])
+        block = out[offsets[g]:offsets[g] + width * width].reshape(width, width)
+        block[...] = padding
+        values = a[g, :n, :n]
+        block[:n, :n] = np.where(values > limit, unreachable, values)
+
+
+def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = True, padded: bool = True,
+                unreachable=None, padding=None, dtype=None, predecessors: bool = False, weight: str = "weight",
+                null_value: float = 0, layout: str = "auto", target: str = "cpu", progress: bool = False):
+    """All-pairs shortest path lengths of every graph of a batch.
+
+    graphs: a list of graphs — dense matrices (entries equal to `null_value`, 0 by default, or inf
+    are no arc: an adjacency matrix reads as hop counts), scipy.sparse matrices (explicit entries
+    are arcs), networkx graphs (attribute `weight`, 1 if missing), (edge_index, n) pairs or
+    PyG-like objects with .edge_index and .num_nodes; or a list of (2, E) edge_index arrays with
+    `num_nodes` (a count per graph; without it, the largest index + 1); or one (2, E) edge_index
+    numbering vertices across the batch (a PyG Batch) with `num_nodes` per graph.
+    edge_weight: per-graph weight arrays (or one array for a joined edge_index); none: every arc
+    weighs 1. directed=False uses every arc both ways.
+
+    Returns a (B, N, N) array, N the largest graph's size (padded=False: a list of n x n arrays),
+    and with predecessors=True also their predecessors (int32, -9999 where none: scipy's
+    convention). Distances are integers when every weight is (int16 or int32, the type that
+    computes them), float64 otherwise; `dtype` sets another. `unreachable` is what a missing path
+    reads as (inf for floats; for integers -1, or the type's largest value where an arc is negative;
+    Graphormer uses 510) and `padding` what fills the
+    entries beyond a graph's own size (default: unreachable). layout: 'auto' (lanes: graphs of a
+    size side by side in vector lanes; graphs with predecessors; blocks on CUDA) or one of
+    schedules.batch.LAYOUTS. target: 'cpu', 'cuda' or 'cudasim'. progress: a bar on stderr.
+    No input is changed. A graph with a negative cycle raises NegativeCycleInBatch, naming it.
+    """
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+    batch = read_batch(graphs, num_nodes, edge_weight, weight, null_value, directed)
+    compute, limit = compute_dtype(batch, target, dtype)
+    result = _result_dtype(batch, dtype, compute_dtype(batch, "cpu", dtype)[0])  # the same on every target
+    negative = bool((batch.weights < 0).any())
+    unreachable = _fill_value(unreachable, result, "unreachable", negative)
+    padding = unreachable if padding is None else _fill_value(padding, result, "padding", negative)
+    schedule = _layout(layout, target, predecessors, compute)
+    side = batch.largest if target == "cpu" else min(max(batch.largest, 1), CUDA_MAX_VERTICES + 1)
+    compiled = generate_batch(schedule, target, compute, predecessors, 0 if target == "cpu" else side)
+    count = len(batch.sizes)
+    widths = np.full(count, batch.largest, dtype=np.int64) if padded else batch.sizes.copy()
+    offsets = np.concatenate([[0], np.cumsum(widths * widths)]).astype(np.int64)
+    _check_memory(int(offsets[-1]), result, predecessors)
+    out = np.empty(int(offsets[-1]), dtype=result)
+    out_pred = np.empty(int(offsets[-1]) if predecessors else 0, dtype=np.int32)
+    status = np.full(count, -1, dtype=np.int64)
+    weights = batch.weights.astype(compute)
+    fills = (unreachable, padding, np.dtype(compute).type(limit))
+    if target == "cpu":
+        order = np.argsort(-batch.sizes, kind="stable").astype(np.int64)  # largest first: even work, even groups
+        _run_cpu(compiled, batch, order, weights, out, out_pred, offsets, widths, status, fills, progress)
+    else:
+        _run_cuda(compiled, batch, weights, out, offsets, widths, status, fills)
+    negative = np.flatnonzero(status >= 0)
+    if negative.size:
+        raise NegativeCycleInBatch(int(negative[0]), int(status[negative[0]]))
+    compiled.last_run.update(graphs=count, layout=schedule.name, dtype=compute)
+    if padded:
+        shape = (count, batch.largest, batch.largest)
+        distances = out.reshape(shape)
+        return (distances, out_pred.reshape(shape)) if predecessors else distances
+    split = [out[a:b].reshape(n, n) for a, b, n in zip(offsets[:-1], offsets[1:], batch.sizes)]
+    if not predecessors:
+        return split
+    return split, [out_pred[a:b].reshape(n, n) for a, b, n in zip(offsets[:-1], offsets[1:], batch.sizes)]

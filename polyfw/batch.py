@@ -316,12 +316,15 @@ def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: n
         a, found = device.copy_to_host(), found_device.copy_to_host()
     unreachable, padding, limit = fills
     status[found < side] = found[found < side]
+    inside = np.arange(side)[None, :] < batch.sizes[:, None]  # (graph, vertex) pairs a graph has
+    values = np.where(a > limit, unreachable, a)
+    values = np.where(inside[:, :, None] & inside[:, None, :], values, padding)
+    if (widths == batch.largest).all():  # padded: one copy
+        out.reshape(count, batch.largest, batch.largest)[...] = values[:, :batch.largest, :batch.largest]
+        return
     for g in range(count):
-        n, width = int(batch.sizes[g]), int(widths[g])
-        block = out[offsets[g]:offsets[g] + width * width].reshape(width, width)
-        block[...] = padding
-        values = a[g, :n, :n]
-        block[:n, :n] = np.where(values > limit, unreachable, values)
+        width = int(widths[g])
+        out[offsets[g]:offsets[g] + width * width] = values[g, :width, :width].ravel()
 
 
 def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = True, padded: bool = True,

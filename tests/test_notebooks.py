@@ -526,7 +526,29 @@ def check_exploration(notebook):
         _assert_agrees(explained[after - 1].split()[1], sum(parts), "the parts' sum", absolute=0.002 * len(parts))
 
 
-CHECKS = {"dependences.ipynb": check_dependences, "exploration.ipynb": check_exploration, "schedules.ipynb": check_schedules,
+def check_molecules(notebook):
+    import numpy as np
+    from rdkit import Chem, RDConfig, RDLogger
+
+    molecules = _constants(notebook, ("PAPER", "MOLECULES"))["MOLECULES"]
+    RDLogger.DisableLog("rdApp.*")
+    path = os.path.join(RDConfig.RDDataDir, "NCI", "first_5K.smi")
+    atoms = np.array([m.GetNumAtoms() for m in (Chem.MolFromSmiles(line.split()[0])
+                                                for line in open(path).read().splitlines()[:molecules]) if m])
+    assert _printed(notebook, "RDLogger.DisableLog") == [
+        f"{atoms.size:,} molecules read, {atoms.min()}-{atoms.max()} heavy atoms (mean {atoms.mean():.1f})"]
+    equal, ours, theirs, speedup = _printed(notebook, "theirs = median_seconds")
+    assert equal == "distance matrices equal: True"
+    assert f"result ({atoms.size}, {atoms.max()}, {atoms.max()}) int16" in ours
+    ours_ms, theirs_ms = (_value(re.search(r":\s+([\d.,]+) ms", line).group(1)) for line in (ours, theirs))
+    _assert_agrees(speedup.split(": ")[1], theirs_ms / ours_ms, "speed-up", relative=0.02)
+    groups = _printed(notebook, "per_graph_scipy.append")[-1]
+    assert re.fullmatch(r"\d+ size groups from \d+ to \d+ atoms; solve_batch is [\d.]+x-[\d.]+x faster a molecule",
+                        groups)
+    assert any(output.output_type == "display_data" for output in _code(notebook, "semilogy").outputs)
+
+
+CHECKS = {"dependences.ipynb": check_dependences, "molecules.ipynb": check_molecules, "exploration.ipynb": check_exploration, "schedules.ipynb": check_schedules,
           "seed000_kappa.ipynb": check_seed000, "seed001_recursive.ipynb": check_seed001,
           "seed002_teps.ipynb": check_seed002, "seed003_distributed.ipynb": check_seed003,
           "seed004_dataflow.ipynb": check_seed004, "tutorial.ipynb": check_tutorial}

@@ -143,7 +143,7 @@ def test_a_witness_explains_itself_word_for_word():
         "finish before S[2,2,1] starts; but the schedule runs S[1,2,3] at [0, 5] and S[2,2,1] at [0, 3]: "
         "the sink runs first (times first differ at sequential dimension 1)")
     two_parameters = Violation("exact", "output", False, (0, 1, 1), (1, 1, 1), (1,), (0,), (False,), {"n": 4, "m": 2})
-    assert two_parameters.explain().startswith("exact dependence output (n=4) (n=2): ")
+    assert two_parameters.explain().startswith("exact dependence output (n=4) (m=2): ")
     flow = Violation("exact", "flow", False, (0, 2, 0), (1, 3, 2), (4,), (5,), (False,), {})
     assert flow.explain() == (
         "exact dependence flow: S[0,2,0] writes a[2,0] and S[1,3,2] reads that value, so S[0,2,0] must finish "

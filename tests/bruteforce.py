@@ -76,3 +76,13 @@ def violated(schedule, model: str) -> set[str]:
                 broken.add(name)
                 break
     return broken
+
+
+def chain_length(pred, weight, i: int, j: int) -> float:
+    """The length of the path a predecessor matrix gives from i to j, walking back from j;
+    weight[u, v] is the arc's weight (an array, or a dict keyed by (u, v))."""
+    length, v = 0.0, j
+    while v != i:
+        length += weight[pred[i, v], v]
+        v = pred[i, v]
+    return length

@@ -18,6 +18,7 @@ from schedules.simulate import (PRIORITIES, dataflow_times, predecessor_table, p
                                 stage_barrier_times)
 from tiling.isl_utils import enumerate_points
 from tiling.tile_dependences import tile_relation
+from tests.bruteforce import chain_length
 
 FAMILIES = [("classic", {}), ("generalized", {"kappa": 2}), ("recursive", {})]
 
@@ -62,11 +63,7 @@ def test_dataflow_matches_scipy_with_negative_edges_and_predecessors():
     assert np.array_equal(reached, np.isfinite(expected))
     # every predecessor chain ends at its source with the path's length
     for i, j in zip(*np.nonzero(reached & (np.arange(n)[:, None] != np.arange(n)))):
-        length, v = 0.0, j
-        while v != i:
-            length += weights[pred[i, v], v]
-            v = pred[i, v]
-        assert length == expected[i, j]
+        assert chain_length(pred, weights, i, j) == expected[i, j]
 
 
 def test_a_negative_cycle_is_reported():

@@ -16,6 +16,7 @@ from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, ss
                            validate_sssp)
 from tiling.semirings import INT32_INF
 from polyfw.graphs import GraphInputError, minnesota_road_graph
+from tests.bruteforce import chain_length
 
 
 def _scipy(csr) -> sp.csr_array:
@@ -120,11 +121,7 @@ def test_negative_edges_bellman_ford_and_johnson_match_scipy():
     assert np.array_equal(distances, reference)
     # every predecessor chain ends at its source with the path's length
     for i, j in zip(*np.nonzero(np.isfinite(distances) & ~np.eye(50, dtype=bool))):
-        length, v = 0.0, j
-        while v != i:
-            length += weights[pred[i, v], v]
-            v = pred[i, v]
-        assert length == distances[i, j]
+        assert chain_length(pred, weights, i, j) == distances[i, j]
     assert pred[0, 0] == -9999
 
 

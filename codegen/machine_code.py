@@ -311,17 +311,21 @@ def _threads(block: tuple[int, ...]) -> int:
     return count
 
 
-def batch_report(compiled, arch: str = "sm_90") -> KernelReport:
+def batch_report(compiled, arch: str = "sm_90", result_dtype: str | None = None) -> KernelReport:
     """The batch kernel (codegen.batch, target 'cuda': a graph per thread block) as an `arch` GPU
-    would run it; its hot loop is one layer's relaxations of a thread's elements."""
+    would run it, writing a result of `result_dtype` (default: the dtype it computes in); its hot
+    loop is one layer's relaxations of a thread's elements."""
     if compiled.target != "cuda":
         raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
     spec = architecture(arch)
-    path = _ptx_path(compiled.source, "batch_run", arch)
+    path = _ptx_path(compiled.source, f"batch_run_{result_dtype or compiled.dtype}", arch)
     ptx = path.read_text() if path.exists() else ""
     if not ptx.rstrip().endswith("}"):
-        signature = (types.Array(getattr(types, compiled.dtype), 3, "C"), types.Array(types.int64, 1, "C"),
-                     types.Array(types.int64, 1, "C"), types.int64, types.int64, types.int64)
+        vector = lambda dtype: types.Array(dtype, 1, "C")  # noqa: E731
+        element, result = getattr(types, compiled.dtype), getattr(types, result_dtype or compiled.dtype)
+        signature = (vector(types.int64), vector(types.int64), vector(types.int32), vector(types.int32),
+                     vector(element), vector(result), vector(types.int64), vector(types.int64), vector(types.int64),
+                     result, result, element, types.int64, types.int64, types.int64)
         with _device_standing_in(spec.compute_capability):
             ptx, _ = cuda.compile_ptx(compiled.run.py_func, signature, cc=spec.compute_capability)
         path.write_text(ptx)

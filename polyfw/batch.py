@@ -289,42 +289,29 @@ def _run_cpu(compiled: CompiledBatch, batch: Batch, order: np.ndarray, weights: 
 
 def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: np.ndarray, offsets: np.ndarray,
               widths: np.ndarray, status: np.ndarray, fills: tuple) -> None:
-    """The batch padded to the kernel's side on the host, relaxed a graph a thread block, then stored."""
+    """The batch's arcs to the device, each graph built, relaxed and stored by its own thread block
+    straight into the result's layout and dtype, and the result back."""
     from numba import cuda
 
     from codegen.gpu_semantics import ConcurrentBlocksMatrix
 
     count, side = len(batch.sizes), compiled.side
-    inf = INTEGER_INF.get(compiled.dtype, np.inf)
-    a = np.full((count, side, side), inf, dtype=compiled.dtype)
-    a[:, np.arange(side), np.arange(side)] = 0
-    graph_of = np.repeat(np.arange(count), np.diff(batch.indptr))
-    np.minimum.at(a, (graph_of, batch.sources, batch.targets), weights)
-    sizes = np.ascontiguousarray(batch.sizes)
     found = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     grid = task_count(compiled, count, side)
+    arrays = (batch.sizes, batch.indptr, batch.sources, batch.targets, weights)
     if compiled.target == "cudasim":
-        device = ConcurrentBlocksMatrix(a)
+        device = ConcurrentBlocksMatrix(out)
         device.begin_launch(f"batch {compiled.schedule.name}")
-        compiled.run[grid, CUDA_BLOCK[::-1]](device, sizes, found, count, side, 0)
+        compiled.run[grid, CUDA_BLOCK[::-1]](*arrays, device, offsets, widths, found, *fills, count, side, 0)
         device.end_launch()
-        a = device.copy_to_host()
-    else:
-        device = cuda.to_device(a)
-        found_device = cuda.to_device(found)
-        compiled.run[grid, CUDA_BLOCK[::-1]](device, cuda.to_device(sizes), found_device, count, side, 0)
-        a, found = device.copy_to_host(), found_device.copy_to_host()
-    unreachable, padding, limit = fills
+        out[...] = device.copy_to_host()
+    elif count:
+        result, found_device = cuda.device_array(out.shape, out.dtype), cuda.to_device(found)
+        compiled.run[grid, CUDA_BLOCK[::-1]](*(cuda.to_device(x) for x in arrays), result, cuda.to_device(offsets),
+                                             cuda.to_device(widths), found_device, *fills, count, side, 0)
+        result.copy_to_host(out)
+        found = found_device.copy_to_host()
     status[found < side] = found[found < side]
-    inside = np.arange(side)[None, :] < batch.sizes[:, None]  # (graph, vertex) pairs a graph has
-    values = np.where(a > limit, unreachable, a)
-    values = np.where(inside[:, :, None] & inside[:, None, :], values, padding)
-    if (widths == batch.largest).all():  # padded: one copy
-        out.reshape(count, batch.largest, batch.largest)[...] = values[:, :batch.largest, :batch.largest]
-        return
-    for g in range(count):
-        width = int(widths[g])
-        out[offsets[g]:offsets[g] + width * width] = values[g, :width, :width].ravel()
 
 
 def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = True, padded: bool = True,
@@ -371,7 +358,7 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     out_pred = np.empty(int(offsets[-1]) if predecessors else 0, dtype=np.int32)
     status = np.full(count, -1, dtype=np.int64)
     weights = batch.weights.astype(compute)
-    fills = (unreachable, padding, np.dtype(compute).type(limit))
+    fills = (unreachable, padding, np.dtype(compute).type(limit))  # (limit: a larger value is a lowered INF)
     if target == "cpu":
         order = np.argsort(-batch.sizes, kind="stable").astype(np.int64)  # largest first: even work, even groups
         _run_cpu(compiled, batch, order, weights, out, out_pred, offsets, widths, status, fills, progress)

@@ -6,40 +6,161 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from codegen.intrinsics import bits_float, compare_and_swap, fetch_add, float_bits, load_acquire
+from codegen.intrinsics import bits_float, compare_and_swap, cycles, fetch_add, float_bits, load_acquire
 
 NO_PARENT = -1
 
 
 @njit(parallel=True, cache=True)
-def top_down_step(indptr, indices, frontier, count, parent, level, depth, next_frontier, next_count):
-    """Every unvisited out-neighbour of the frontier joins the next one, with the first frontier
-    vertex that claims it (compare-and-swap on parent) as its parent."""
-    for f in prange(count):
-        u = frontier[f]
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
-            if parent[v] == NO_PARENT and compare_and_swap(parent, v, NO_PARENT, u):
-                level[v] = depth + 1
-                next_frontier[fetch_add(next_count, 0, 1)] = v
+def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers):
+    """Every unvisited out-neighbour of the queue joins the next one, with the first queue vertex
+    that claims it (compare-and-swap on parent) as its parent. Returns the out-degrees of those
+    that joined summed (Beamer's scout count: the next step's edges, top-down)."""
+    scout = 0
+    for w in prange(workers):
+        found = 0
+        for f in range(w, count, workers):
+            u = queue[f]
+            for e in range(indptr[u], indptr[u + 1]):
+                v = indices[e]
+                if parent[v] == NO_PARENT and compare_and_swap(parent, v, NO_PARENT, u):
+                    level[v] = depth + 1
+                    next_queue[fetch_add(next_count, 0, 1)] = v
+                    found += indptr[v + 1] - indptr[v]
+        scout += found
+    return scout
 
 
 @njit(parallel=True, cache=True)
-def bottom_up_step(in_indptr, in_indices, parent, level, depth):
-    """Every unvisited vertex looks for a parent among its in-neighbours on the frontier (level
-    == depth), stopping at the first: on large frontiers this reads far fewer edges. Each vertex
-    is written by its own iteration only. Returns how many joined."""
-    joined = 0
-    for v in prange(parent.shape[0]):
-        if parent[v] == NO_PARENT:
-            for e in range(in_indptr[v], in_indptr[v + 1]):
-                u = in_indices[e]
-                if level[u] == depth:
-                    parent[v] = u
-                    level[v] = depth + 1
-                    joined += 1
+def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth):
+    """Every unvisited vertex looks for a parent among its in-neighbours on the frontier (a bit of
+    `front`: 1 bit a vertex stays in cache where a level array does not), stopping at the first;
+    on large frontiers this reads far fewer edges. An iteration owns the 64 vertices of one word
+    of next_front, so nothing is shared. Returns how many joined."""
+    n = parent.shape[0]
+    awake = 0
+    for word in prange(next_front.shape[0]):
+        bits = np.uint64(0)
+        for v in range(word * 64, min(word * 64 + 64, n)):
+            if parent[v] == NO_PARENT:
+                for e in range(in_indptr[v], in_indptr[v + 1]):
+                    u = in_indices[e]
+                    if (front[u >> 6] >> np.uint64(u & 63)) & np.uint64(1):
+                        parent[v] = u
+                        level[v] = depth + 1
+                        bits |= np.uint64(1) << np.uint64(v & 63)
+                        awake += 1
+                        break
+        next_front[word] = bits
+    return awake
+
+
+@njit(parallel=True, cache=True)
+def _front_of_level(level, depth, front):
+    """front's bit v set where level[v] == depth (the queue as a bitmap, without atomics)."""
+    n = level.shape[0]
+    for word in prange(front.shape[0]):
+        bits = np.uint64(0)
+        for v in range(word * 64, min(word * 64 + 64, n)):
+            if level[v] == depth:
+                bits |= np.uint64(1) << np.uint64(v & 63)
+        front[word] = bits
+
+
+@njit(cache=True)
+def _queue_of_front(front, queue):
+    """The vertices of a bitmap, in order; how many."""
+    count = 0
+    for word in range(front.shape[0]):
+        bits = front[word]
+        while bits:
+            low = bits & (~bits + np.uint64(1))
+            queue[count] = word * 64 + _bit_index(low)
+            count += 1
+            bits ^= low
+    return count
+
+
+@njit(cache=True, inline="always")
+def _bit_index(single):
+    """The position of the one set bit of `single`."""
+    index = 0
+    if single >> np.uint64(32):
+        index, single = index + 32, single >> np.uint64(32)
+    if single >> np.uint64(16):
+        index, single = index + 16, single >> np.uint64(16)
+    if single >> np.uint64(8):
+        index, single = index + 8, single >> np.uint64(8)
+    if single >> np.uint64(4):
+        index, single = index + 4, single >> np.uint64(4)
+    if single >> np.uint64(2):
+        index, single = index + 2, single >> np.uint64(2)
+    if single >> np.uint64(1):
+        index += 1
+    return index
+
+
+@njit(cache=True)
+def _logged(log, depth, kind, step, total, frontier):
+    """log with row `depth` written (the log doubled when full: a search's depth is not known ahead)."""
+    if depth == log.shape[0]:
+        longer = np.zeros((2 * log.shape[0], log.shape[1]), dtype=log.dtype)
+        longer[:depth] = log
+        log = longer
+    log[depth, 0], log[depth, 1], log[depth, 2], log[depth, 3] = kind, step, total, frontier
+    return log
+
+
+@njit(cache=True)
+def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level, alpha, beta, workers):
+    """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one call:
+    top-down while the queue's out-edges (scout) are few against the edges still unchecked / alpha,
+    then bottom-up while the frontier grows or holds more than n / beta vertices (alpha <= 0: top-down
+    only). parent and level (NO_PARENT and -1 but at the source) are filled. Returns a row a level:
+    (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier)."""
+    n = parent.shape[0]
+    queue = np.empty(max(n, 1), dtype=indices.dtype)
+    next_queue = np.empty_like(queue)
+    words = (n + 63) // 64
+    front = np.zeros(words, dtype=np.uint64)
+    next_front = np.zeros(words, dtype=np.uint64)
+    next_count = np.zeros(1, dtype=np.int64)
+    log = np.zeros((32, 4), dtype=np.int64)
+    queue[0], count = source, 1
+    unchecked = indices.shape[0]
+    scout = indptr[source + 1] - indptr[source]
+    depth = 0
+    while count:
+        started = cycles()
+        if alpha > 0 and scout > unchecked / alpha:
+            _front_of_level(level, depth, front)
+            awake = count
+            while True:  # bottom-up steps while the frontier grows or stays large
+                before = awake
+                stepped = cycles()
+                awake = bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth)
+                front, next_front = next_front, front
+                ended = cycles()
+                if awake == 0 or not (awake >= before or awake > n / beta):
+                    count = _queue_of_front(front, queue)
+                    log = _logged(log, depth, 1, ended - stepped, cycles() - started, awake)
+                    depth += 1
                     break
-    return joined
+                log = _logged(log, depth, 1, ended - stepped, ended - started, awake)
+                depth += 1
+                started = ended
+            scout = 1
+            continue
+        unchecked -= scout
+        next_count[0] = 0
+        stepped = cycles()
+        scout = top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers)
+        count = next_count[0]
+        queue, next_queue = next_queue, queue
+        ended = cycles()
+        log = _logged(log, depth, 0, ended - stepped, ended - started, count)
+        depth += 1
+    return log[:depth]
 
 
 @njit(cache=True)
@@ -185,26 +306,70 @@ def _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pendi
                         pending[v] = 1
 
 
-@njit(cache=True)
-def _bucket(dist, pending, low, limit, frontier):
-    """The pending vertices whose distance falls in [low, limit): the next bucket's frontier."""
-    count = 0
-    for v in range(dist.shape[0]):
-        if pending[v] != 0 and low <= dist[v] < limit:
-            pending[v] = 0
-            frontier[count] = v
-            count += 1
-    return count
+@njit(parallel=True, cache=True)
+def _next_bucket(dist, pending, delta, frontier, chunks):
+    """The lowest bucket of the pending vertices: its lower bound and upper limit, and its vertices
+    (written to frontier, taken off pending); two parallel passes over the vertices, a chunk a worker."""
+    n = dist.shape[0]
+    size = (n + chunks - 1) // chunks
+    lowest = np.full(chunks, np.inf)
+    for c in prange(chunks):
+        found = np.inf
+        for v in range(c * size, min(c * size + size, n)):
+            if pending[v] != 0 and dist[v] < found:
+                found = dist[v]
+        lowest[c] = found
+    low = lowest.min()
+    if low == np.inf:
+        return low, low, 0
+    limit = np.inf if delta == np.inf else (np.floor(low / delta) + 1) * delta
+    counts = np.zeros(chunks + 1, dtype=np.int64)
+    for c in prange(chunks):
+        found = 0
+        for v in range(c * size, min(c * size + size, n)):
+            if pending[v] != 0 and dist[v] < limit:
+                found += 1
+        counts[c + 1] = found
+    starts = np.cumsum(counts)
+    for c in prange(chunks):
+        at = starts[c]
+        for v in range(c * size, min(c * size + size, n)):
+            if pending[v] != 0 and dist[v] < limit:
+                pending[v] = 0
+                frontier[at] = v
+                at += 1
+    return low, limit, starts[chunks]
 
 
 @njit(cache=True)
-def _next_low(dist, pending):
-    """The smallest distance among pending vertices (inf if none)."""
-    found = np.inf
-    for v in range(dist.shape[0]):
-        if pending[v] != 0 and dist[v] < found:
-            found = dist[v]
-    return found
+def stepping(indptr, indices, weights, source, dist, delta, workers, rounds):
+    """Delta-stepping from `source` in one call (dist all inf): the lowest bucket's vertices relax their
+    out-edges in parallel until the bucket empties, then the next bucket. False if more than `rounds`
+    frontiers were taken (rounds < 0: no bound; a negative cycle with one bucket), else True."""
+    n = dist.shape[0]
+    bits = dist.view(np.int64)
+    pending = np.zeros(n, dtype=np.int64)
+    frontier = np.empty(max(n, 1), dtype=np.int64)
+    next_frontier = np.empty_like(frontier)
+    next_count = np.zeros(1, dtype=np.int64)
+    dist[source] = 0.0
+    pending[source] = 1
+    taken = 0
+    while True:
+        low, limit, count = _next_bucket(dist, pending, delta, frontier, workers)
+        if count == 0:
+            return True
+        while count:
+            taken += 1
+            if 0 <= rounds < taken:
+                return False
+            next_count[0] = 0
+            _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pending, limit, next_frontier,
+                            next_count, workers)
+            count = next_count[0]
+            for f in range(count):
+                pending[next_frontier[f]] = 0
+            frontier, next_frontier = next_frontier, frontier
 
 
 @njit(parallel=True, cache=True)

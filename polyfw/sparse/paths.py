@@ -1,17 +1,17 @@
 """BFS, single-source shortest paths and Johnson's all-pairs shortest paths on a CSR graph."""
 from __future__ import annotations
 
-import time
-
 import numba
 import numpy as np
+
+from codegen.profile import cycles_per_second
 
 from ..graphs import NO_PREDECESSOR, GraphInputError
 
 from ..errors import NegativeCycleError
 from .csr import CSRGraph, _from_arrays, as_csr
-from .kernels import (NO_PARENT, _bucket, _next_low, _relax_frontier, bellman_ford, bottom_up_step, dijkstra,
-                      dijkstra_from_sources, tight_parents, top_down_step)
+from .kernels import (NO_PARENT, bellman_ford, breadth_first, dijkstra, dijkstra_from_sources, stepping,
+                      tight_parents)
 
 #: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
 #: top-down again once the frontier is below n / BETA vertices
@@ -25,21 +25,18 @@ def _check_source(source, n: int) -> int:
     return int(source)
 
 
-def _smallest_levels(level: np.ndarray) -> np.ndarray:
-    """Levels in the smallest unsigned dtype that holds them, unreached as its largest value
-    (seed 002 keeps levels in one byte)."""
-    deepest = int(level.max(initial=0))
+def _smallest_levels(level: np.ndarray, deepest: int) -> np.ndarray:
+    """Levels (int32, -1 unreached) in the smallest unsigned dtype above `deepest`, unreached as its
+    largest value (seed 002 keeps levels in one byte): one cast, since -1 wraps to that value."""
     dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if deepest < np.iinfo(t).max)
-    found = np.full(level.shape, np.iinfo(dtype).max, dtype=dtype)
-    reached = level >= 0
-    found[reached] = level[reached]
-    return found
+    return level.astype(dtype)
 
 
 def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True,
         steps: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(levels, parents) of a breadth-first search from `source`: levels in the smallest unsigned
-    dtype, unreached = its maximum; parents -1 where unreached (the source is its own parent).
+    dtype, unreached = its maximum; parents -1 where unreached (the source is its own parent), in the
+    graph's index dtype (int32 up to 2**31 vertices).
 
     direction: 'top-down' (each frontier vertex claims its unvisited out-neighbours) or
     'optimizing' (bottom-up steps while the frontier is large, Beamer's heuristic).
@@ -49,44 +46,18 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
         raise ValueError(f"direction must be 'top-down' or 'optimizing', got {direction!r}")
     csr = as_csr(graph, directed=directed)
     source = _check_source(source, csr.n)
-    n = csr.n
-    parent = np.full(n, NO_PARENT, dtype=np.int64)
-    level = np.full(n, -1, dtype=np.int32)
+    parent = np.full(csr.n, NO_PARENT, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
+    level = np.full(csr.n, -1, dtype=np.int32)
     parent[source], level[source] = source, 0
-    frontier = np.empty(max(n, 1), dtype=np.int64)
-    frontier[0], count = source, 1
-    next_frontier = np.empty_like(frontier)
-    degree = csr.out_degree
-    unvisited_edges = csr.m - int(degree[source])
-    depth, bottom_up = 0, False
-    while count:
-        level_started = time.perf_counter()
-        frontier_edges = int(degree[frontier[:count]].sum()) if not bottom_up else 0
-        if direction == "optimizing":
-            if not bottom_up and frontier_edges > unvisited_edges / ALPHA:
-                bottom_up = True
-            elif bottom_up and count < n / BETA:
-                bottom_up = False
-        if bottom_up:
-            reverse = csr.reverse
-            step_started = time.perf_counter()
-            count = bottom_up_step(reverse.indptr, reverse.indices, parent, level, depth)
-            step_seconds = time.perf_counter() - step_started
-            if count and count < n / BETA:  # the next step goes top-down: it needs the list
-                frontier[:count] = np.flatnonzero(level == depth + 1)
-        else:
-            next_count = np.zeros(1, dtype=np.int64)
-            step_started = time.perf_counter()
-            top_down_step(csr.indptr, csr.indices, frontier, count, parent, level, depth, next_frontier, next_count)
-            step_seconds = time.perf_counter() - step_started
-            count = int(next_count[0])
-            frontier, next_frontier = next_frontier, frontier
-        depth += 1
-        if count:
-            unvisited_edges -= int(degree[level == depth].sum())
-        if steps is not None:
-            steps.append(("bu" if bottom_up else "td", step_seconds, time.perf_counter() - level_started, count))
-    return _smallest_levels(level), parent
+    optimizing = direction == "optimizing"
+    reverse = csr.reverse if optimizing else csr
+    log = breadth_first(csr.indptr, csr.indices, reverse.indptr, reverse.indices, source, parent, level,
+                        ALPHA if optimizing else 0, BETA, 4 * numba.get_num_threads())
+    if steps is not None:
+        rate = cycles_per_second()
+        steps += [("bu" if kind else "td", step / rate, total / rate, int(frontier))
+                  for kind, step, total, frontier in log]
+    return _smallest_levels(level, len(log)), parent
 
 
 def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:
@@ -149,32 +120,12 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
     bucket (delta = inf) this is seed 002's frontier Bellman-Ford, edge-parallel over the active
     vertices' edges, for any weights: (distances, False) if frontiers were still non-empty after
     `rounds` rounds (a negative cycle), else (distances, True)."""
-    n = csr.n
     if delta is None:
         delta = max(float(csr.weights.mean()) / 4, 1e-300) if csr.m else 1.0
-    dist = np.full(n, np.inf)
-    dist[source] = 0.0
-    bits = dist.view(np.int64)
-    pending = np.zeros(n, dtype=np.int64)
-    pending[source] = 1
-    frontier, next_frontier = np.empty(max(n, 1), dtype=np.int64), np.empty(max(n, 1), dtype=np.int64)
-    workers = 4 * numba.get_num_threads()
-    low, taken = 0.0, 0
-    while low < np.inf:
-        limit = np.inf if delta == np.inf else (np.floor(low / delta) + 1) * delta
-        count = _bucket(dist, pending, low, limit, frontier)
-        while count:
-            taken += 1
-            if rounds is not None and taken > rounds:
-                return dist, False
-            next_count = np.zeros(1, dtype=np.int64)
-            _relax_frontier(csr.indptr, csr.indices, csr.weights, dist, bits, frontier, count, pending, limit,
-                            next_frontier, next_count, workers)
-            count = int(next_count[0])
-            pending[next_frontier[:count]] = 0
-            frontier, next_frontier = next_frontier, frontier
-        low = _next_low(dist, pending)
-    return dist, True
+    dist = np.full(csr.n, np.inf)
+    finished = stepping(csr.indptr, csr.indices, csr.weights, source, dist, float(delta), 4 * numba.get_num_threads(),
+                        -1 if rounds is None else rounds)
+    return dist, finished
 
 
 def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
@@ -188,7 +139,7 @@ def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
         return parent
     tight = np.isfinite(dist[csr.sources]) & (dist[csr.sources] + csr.weights == dist[csr.indices])
     tree = _from_arrays(csr.n, csr.sources[tight], csr.indices[tight].astype(np.int64), csr.weights[tight])
-    return bfs(tree, source, direction="top-down")[1]
+    return bfs(tree, source, direction="top-down")[1].astype(np.int64)
 
 
 def worker_count(searches: int) -> int:

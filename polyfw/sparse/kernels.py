@@ -11,6 +11,30 @@ from codegen.intrinsics import bits_float, compare_and_swap, cycles, fetch_add, 
 NO_PARENT = -1
 
 
+#: vertices a worker gathers before it claims their places in a shared queue with one atomic add
+#: (one add a vertex kept the counter's cache line moving between cores)
+QUEUE_BUFFER = 256
+
+
+@njit(cache=True, inline="always")
+def _flush(buffer, held, queue, count):
+    """The buffer's first `held` vertices onto the shared queue (count[0]: its length)."""
+    if held:
+        at = fetch_add(count, 0, held)
+        queue[at:at + held] = buffer[:held]
+
+
+@njit(cache=True, inline="always")
+def _queued(buffer, held, v, queue, count):
+    """v into the worker's buffer, flushed when full; the vertices the buffer holds."""
+    buffer[held] = v
+    held += 1
+    if held == buffer.shape[0]:
+        _flush(buffer, held, queue, count)
+        held = 0
+    return held
+
+
 @njit(parallel=True, cache=True)
 def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers):
     """Every unvisited out-neighbour of the queue joins the next one, with the first queue vertex
@@ -18,15 +42,17 @@ def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queu
     that joined summed (Beamer's scout count: the next step's edges, top-down)."""
     scout = 0
     for w in prange(workers):
-        found = 0
+        buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
+        held, found = 0, 0
         for f in range(w, count, workers):
-            u = queue[f]
-            for e in range(indptr[u], indptr[u + 1]):
-                v = indices[e]
+            u = np.uint64(queue[f])  # unsigned: no wrap-around checks (bottom_up_step)
+            for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
+                v = np.uint64(indices[e])
                 if parent[v] == NO_PARENT and compare_and_swap(parent, v, NO_PARENT, u):
                     level[v] = depth + 1
-                    next_queue[fetch_add(next_count, 0, 1)] = v
-                    found += indptr[v + 1] - indptr[v]
+                    held = _queued(buffer, held, v, next_queue, next_count)
+                    found += indptr[v + np.uint64(1)] - indptr[v]
+        _flush(buffer, held, next_queue, next_count)
         scout += found
     return scout
 
@@ -36,19 +62,22 @@ def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, dept
     """Every unvisited vertex looks for a parent among its in-neighbours on the frontier (a bit of
     `front`: 1 bit a vertex stays in cache where a level array does not), stopping at the first;
     on large frontiers this reads far fewer edges. An iteration owns the 64 vertices of one word
-    of next_front, so nothing is shared. Returns how many joined."""
-    n = parent.shape[0]
+    of next_front, so nothing is shared. Indices are unsigned: Numba checks a signed index for
+    wrapping around, a compare and a branch in the edge loop. Returns how many joined."""
+    n = np.uint64(parent.shape[0])
+    one, six, low_bits = np.uint64(1), np.uint64(6), np.uint64(63)
     awake = 0
     for word in prange(next_front.shape[0]):
         bits = np.uint64(0)
-        for v in range(word * 64, min(word * 64 + 64, n)):
+        first = np.uint64(word) << six
+        for v in range(first, min(first + np.uint64(64), n)):
             if parent[v] == NO_PARENT:
-                for e in range(in_indptr[v], in_indptr[v + 1]):
-                    u = in_indices[e]
-                    if (front[u >> 6] >> np.uint64(u & 63)) & np.uint64(1):
+                for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + one])):
+                    u = np.uint64(in_indices[e])
+                    if (front[u >> six] >> (u & low_bits)) & one:
                         parent[v] = u
                         level[v] = depth + 1
-                        bits |= np.uint64(1) << np.uint64(v & 63)
+                        bits |= one << (v & low_bits)
                         awake += 1
                         break
         next_front[word] = bits
@@ -291,19 +320,22 @@ def _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pendi
     """Relax every out-edge of the frontier in parallel; a lowered vertex still below `limit`
     (this bucket) joins the next frontier once, one beyond it waits (pending) for its bucket."""
     for w in prange(workers):
+        buffer = np.empty(QUEUE_BUFFER, dtype=next_frontier.dtype)
+        held = 0
         for f in range(w, count, workers):
-            u = frontier[f]
+            u = np.uint64(frontier[f])  # unsigned: no wrap-around checks (bottom_up_step)
             du = dist[u]
-            for e in range(indptr[u], indptr[u + 1]):
-                v = indices[e]
+            for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
+                v = np.uint64(indices[e])
                 through = du + weights[e]
                 if _lower(bits, v, through):
                     if through < limit:
                         # 2: queued in this bucket; from 0 (settled) or 1 (waiting for a later bucket)
                         if compare_and_swap(pending, v, 0, 2) or compare_and_swap(pending, v, 1, 2):
-                            next_frontier[fetch_add(next_count, 0, 1)] = v
+                            held = _queued(buffer, held, v, next_frontier, next_count)
                     else:
                         pending[v] = 1
+        _flush(buffer, held, next_frontier, next_count)
 
 
 @njit(parallel=True, cache=True)
@@ -348,7 +380,7 @@ def stepping(indptr, indices, weights, source, dist, delta, workers, rounds):
     frontiers were taken (rounds < 0: no bound; a negative cycle with one bucket), else True."""
     n = dist.shape[0]
     bits = dist.view(np.int64)
-    pending = np.zeros(n, dtype=np.int64)
+    pending = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
     frontier = np.empty(max(n, 1), dtype=np.int64)
     next_frontier = np.empty_like(frontier)
     next_count = np.zeros(1, dtype=np.int64)

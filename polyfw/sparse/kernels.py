@@ -40,10 +40,11 @@ def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queu
     """Every unvisited out-neighbour of the queue joins the next one, with the first queue vertex
     that claims it (compare-and-swap on parent) as its parent. Returns the out-degrees of those
     that joined summed (Beamer's scout count: the next step's edges, top-down)."""
-    scout = 0
+    scouts = np.zeros(workers, dtype=np.int64)  # a slot a worker: Numba 0.68.0 failed to compile a reduction here
     for w in prange(workers):
         buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
-        held, found = 0, 0
+        held = 0
+        found = 0
         for f in range(w, count, workers):
             u = np.uint64(queue[f])  # unsigned: no wrap-around checks (bottom_up_step)
             for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
@@ -53,8 +54,8 @@ def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queu
                     held = _queued(buffer, held, v, next_queue, next_count)
                     found += indptr[v + np.uint64(1)] - indptr[v]
         _flush(buffer, held, next_queue, next_count)
-        scout += found
-    return scout
+        scouts[w] = found
+    return scouts.sum()
 
 
 @njit(parallel=True, cache=True)

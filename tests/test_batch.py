@@ -16,6 +16,7 @@ from scipy.sparse.csgraph import shortest_path
 
 import polyfw
 from codegen.batch import CUDA_MAX_VERTICES, generate_batch
+from codegen.intrinsics import vector_width
 from polyfw.batch import NegativeCycleInBatch, read_batch
 from polyfw.graphs.datasets import molecule_like
 from polyfw.graphs.edges import GraphInputError
@@ -67,9 +68,11 @@ def test_a_generator_refuses_a_kernel_that_runs_at_once_what_the_schedule_orders
         batch_schedules.batch_schedule("diagonal")
 
 
+@pytest.mark.isa
 def test_the_driver_is_isls_task_loop_as_a_prange():
-    compiled = generate_batch(batch_schedules.batch_schedule("lanes", 16), "cpu", "int16")
-    assert "for c0 in prange(0, ((B - 1) // 16) + 1):" in compiled.source
+    lanes = vector_width(2)  # int16 graphs a vector on the target ISA (16 on AVX2)
+    compiled = generate_batch(batch_schedules.batch_schedule("lanes", lanes), "cpu", "int16")
+    assert f"for c0 in prange(0, ((B - 1) // {lanes}) + 1):" in compiled.source
     assert "run_task(c0," in compiled.source and "for (int c0 = 0;" in compiled.isl_c
 
 
@@ -101,6 +104,7 @@ def batches(draw, negative: bool = False):
     return graphs, sizes, weights
 
 
+@pytest.mark.isa
 @given(batches(), st.sampled_from(["lanes", "graphs"]), st.booleans())
 def test_hop_distances_equal_scipys_in_every_layout(batch, layout, padded):
     graphs, sizes, _ = batch
@@ -118,6 +122,7 @@ def test_hop_distances_equal_scipys_in_every_layout(batch, layout, padded):
             assert found[g].shape == (n, n)
 
 
+@pytest.mark.isa
 @given(batches(negative=True), st.sampled_from(["lanes", "graphs"]), st.sampled_from([None, np.float32, np.float64]))
 def test_weighted_distances_with_negative_arcs_equal_the_nests(batch, layout, dtype):
     graphs, sizes, weights = batch

@@ -318,7 +318,7 @@ def generate_batch(schedule: BatchSchedule, target: str = "cpu", dtype: str = "i
     """Code for `schedule` on `target` ('cpu', 'cuda', 'cudasim'), once it is proved; `side` (CUDA):
     the largest graph a launch holds."""
     proof = prove(schedule)
-    layout = schedule.name.split(" ")[0]
+    layout = schedule.layout
     kernel = KERNEL_OF.get((layout, target))
     if kernel is None:
         valid = ", ".join(f"{name} on {where}" for name, where in KERNEL_OF)

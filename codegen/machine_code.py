@@ -130,18 +130,24 @@ def kernel_ptx(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> dict[st
     found = {}
     with _device_standing_in(spec.compute_capability):
         for name, (kernel, _) in compiled.kernels().items():
-            path = _ptx_path(compiled.source, name, arch)
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                found[name] = path.read_text()
-            if found.get(name, "").rstrip().endswith("}"):  # a whole module (a cut one is compiled again)
-                continue
             bounds = kernel.targetoptions.get("launch_bounds")
-            found[name], _ = cuda.compile_ptx(kernel.py_func, _signature(kernel, name, compiled.options.dtype),
-                                              cc=spec.compute_capability, launch_bounds=bounds)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(found[name])
-            temporary.replace(path)
+            found[name] = _cached_ptx(_ptx_path(compiled.source, name, arch), lambda: cuda.compile_ptx(
+                kernel.py_func, _signature(kernel, name, compiled.options.dtype), cc=spec.compute_capability,
+                launch_bounds=bounds)[0])
     return found
+
+
+def _cached_ptx(path: Path, compile_ptx) -> str:
+    """The PTX kept at `path`, or compile_ptx()'s, kept there (written whole: a cut file is compiled again)."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        kept = path.read_text()
+        if kept.rstrip().endswith("}"):
+            return kept
+    ptx = compile_ptx()
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(ptx)
+    temporary.replace(path)
+    return ptx
 
 
 def _ptx_path(driver_source: str, kernel: str, arch: str) -> Path:
@@ -318,15 +324,12 @@ def batch_report(compiled, arch: str = "sm_90", result_dtype: str | None = None)
     if compiled.target != "cuda":
         raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
     spec = architecture(arch)
-    path = _ptx_path(compiled.source, f"batch_run_{result_dtype or compiled.dtype}", arch)
-    ptx = path.read_text() if path.exists() else ""
-    if not ptx.rstrip().endswith("}"):
-        vector = lambda dtype: types.Array(dtype, 1, "C")  # noqa: E731
-        element, result = getattr(types, compiled.dtype), getattr(types, result_dtype or compiled.dtype)
-        signature = (vector(types.int64), vector(types.int64), vector(types.int32), vector(types.int32),
-                     vector(element), vector(result), vector(types.int64), vector(types.int64), vector(types.int64),
-                     result, result, element, types.int64, types.int64, types.int64)
-        with _device_standing_in(spec.compute_capability):
-            ptx, _ = cuda.compile_ptx(compiled.run.py_func, signature, cc=spec.compute_capability)
-        path.write_text(ptx)
+    vector = lambda dtype: types.Array(dtype, 1, "C")  # noqa: E731
+    element, result = getattr(types, compiled.dtype), getattr(types, result_dtype or compiled.dtype)
+    signature = (vector(types.int64), vector(types.int64), vector(types.int32), vector(types.int32),
+                 vector(element), vector(result), vector(types.int64), vector(types.int64), vector(types.int64),
+                 result, result, element, types.int64, types.int64, types.int64)
+    with _device_standing_in(spec.compute_capability):
+        ptx = _cached_ptx(_ptx_path(compiled.source, f"batch_run_{result_dtype or compiled.dtype}", arch),
+                          lambda: cuda.compile_ptx(compiled.run.py_func, signature, cc=spec.compute_capability)[0])
     return assemble("batch_run", ptx, compiled.threads, arch)

@@ -93,10 +93,14 @@ def _one_graph(graph, position: int, weight: str, null_value: float) -> Edges:
     return edges
 
 
-def _from_edge_index(index: np.ndarray, n: int, weights, where: str) -> Edges:
+def _check_edge_index(index: np.ndarray, where: str) -> None:
     if index.ndim != 2 or index.shape[0] != 2 or (index.size and index.dtype.kind not in "iu"):
         raise GraphInputError(f"{where}: an edge_index must be an integer array of shape (2, E), got "
                               f"{index.dtype} {index.shape}")
+
+
+def _from_edge_index(index: np.ndarray, n: int, weights, where: str) -> Edges:
+    _check_edge_index(index, where)
     if index.size and (index.min() < 0 or index.max() >= n):
         bad = int(np.flatnonzero((index < 0).any(axis=0) | (index >= n).any(axis=0))[0])
         raise GraphInputError(f"{where}: edge {bad} ({index[0, bad]} -> {index[1, bad]}) leaves the graph's "
@@ -113,8 +117,6 @@ def read_batch(graphs, num_nodes=None, edge_weight=None, weight: str = "weight",
     """Any of solve_batch's inputs as flat arrays (see solve_batch for the forms)."""
     if isinstance(graphs, np.ndarray) and graphs.ndim == 2 and graphs.shape[0] == 2 and num_nodes is not None:
         parts = _split_joined(graphs, np.asarray(num_nodes, dtype=np.int64), edge_weight)
-        batch = _concatenate(parts)
-        return batch if directed else _both_ways(batch)
     else:
         if isinstance(graphs, (np.ndarray, sp.sparray, sp.spmatrix)) or not isinstance(graphs, Sequence):
             raise GraphInputError(
@@ -147,9 +149,7 @@ def _edge_index_list(graphs, num_nodes, edge_weight, directed: bool) -> Batch:
     the shape a data loader hands over, where a loop per graph would cost more than the paths."""
     indices = [np.asarray(g.edge_index if hasattr(g, "edge_index") else g) for g in graphs]
     for g, index in enumerate(indices):
-        if index.ndim != 2 or index.shape[0] != 2 or (index.size and index.dtype.kind not in "iu"):
-            raise GraphInputError(f"graph {g}: an edge_index must be an integer array of shape (2, E), got "
-                                  f"{index.dtype} {index.shape}")
+        _check_edge_index(index, f"graph {g}")
     counts = np.array([index.shape[1] for index in indices], dtype=np.int64)
     joined = np.concatenate(indices, axis=1) if indices else np.empty((2, 0), dtype=np.int64)
     graph_of = np.repeat(np.arange(len(indices)), counts)

@@ -33,6 +33,8 @@ class BatchSchedule:
     parallel: tuple[bool, ...]
     #: graphs each worker's task holds side by side (1: one graph a task)
     lanes: int = 1
+    #: the LAYOUTS entry it was built from ('custom' for a map given as text)
+    layout: str = "custom"
     #: the legality checker's view: parametric (in B and N)
     n: None = None
 
@@ -72,7 +74,7 @@ def batch_schedule(layout: str, lanes: int = 1) -> BatchSchedule:
     chosen = LAYOUTS[layout]
     time = chosen.time.replace("W", str(lanes))
     relation = isl.Map(f"{batch.PARAMETERS}{{ S[b, k, i, j] -> {time} }}").intersect_domain(batch.domain())
-    return BatchSchedule(layout if lanes == 1 else f"{layout} x{lanes}", relation, chosen.parallel, lanes)
+    return BatchSchedule(layout if lanes == 1 else f"{layout} x{lanes}", relation, chosen.parallel, lanes, layout)
 
 
 def from_map(text: str, parallel: tuple[bool, ...], name: str = "custom batch") -> BatchSchedule:

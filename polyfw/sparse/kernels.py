@@ -103,31 +103,12 @@ def _queue_of_front(front, queue):
     count = 0
     for word in range(front.shape[0]):
         bits = front[word]
-        while bits:
-            low = bits & (~bits + np.uint64(1))
-            queue[count] = word * 64 + _bit_index(low)
-            count += 1
-            bits ^= low
+        if bits:
+            for b in range(64):
+                if (bits >> np.uint64(b)) & np.uint64(1):
+                    queue[count] = word * 64 + b
+                    count += 1
     return count
-
-
-@njit(cache=True, inline="always")
-def _bit_index(single):
-    """The position of the one set bit of `single`."""
-    index = 0
-    if single >> np.uint64(32):
-        index, single = index + 32, single >> np.uint64(32)
-    if single >> np.uint64(16):
-        index, single = index + 16, single >> np.uint64(16)
-    if single >> np.uint64(8):
-        index, single = index + 8, single >> np.uint64(8)
-    if single >> np.uint64(4):
-        index, single = index + 4, single >> np.uint64(4)
-    if single >> np.uint64(2):
-        index, single = index + 2, single >> np.uint64(2)
-    if single >> np.uint64(1):
-        index += 1
-    return index
 
 
 @njit(cache=True)
@@ -342,7 +323,8 @@ def _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pendi
 @njit(parallel=True, cache=True)
 def _next_bucket(dist, pending, delta, frontier, chunks):
     """The lowest bucket of the pending vertices: its lower bound and upper limit, and its vertices
-    (written to frontier, taken off pending); two parallel passes over the vertices, a chunk a worker."""
+    (written to frontier, taken off pending); three parallel passes over the vertices (the lowest
+    distance, each chunk's count, its vertices), a chunk a worker."""
     n = dist.shape[0]
     size = (n + chunks - 1) // chunks
     lowest = np.full(chunks, np.inf)

@@ -293,6 +293,17 @@ def compare_and_swap(typingctx, array, index, expected, new):
 
 
 @intrinsic
+def fence(typingctx):
+    """A full memory barrier: this thread's earlier stores are visible to all before its later loads
+    (x86 lets a load pass a store; a flag cleared and then a value read needs this between them)."""
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
 def float_bits(typingctx, value):
     """The 64 bits of a float64, as an int64 (what a compare-and-swap on a float array compares)."""
     def codegen(context, builder, signature, args):

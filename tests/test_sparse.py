@@ -83,6 +83,37 @@ def test_delta_stepping_loses_no_update_under_contention():
     validate_sssp(csr, int(root), dist, parent)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.sampled_from([0.25, 3.0, 40.0, np.inf]), st.booleans())
+def test_delta_stepping_is_exact_for_any_bucket_width(n, seed, delta, fractional):
+    """Weights up to 1000 against buckets of width 0.25 put most vertices beyond the 64 slots (the far
+    set); zero weights keep a vertex in its bucket; delta inf is one bucket."""
+    from polyfw.sparse.paths import delta_stepping
+
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(0, 1000, size=(n, n)) + (rng.random((n, n)) if fractional else 0.0)
+    dense[rng.random((n, n)) < 0.8] = np.inf
+    csr = as_csr(dense)
+    source = int(rng.integers(n))
+    assert np.array_equal(delta_stepping(csr, source, delta), scipy_dijkstra(_scipy(csr), indices=source))
+
+
+def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set():
+    """Slots of one entry each: every bucket but the first overflows into the far set, and the answers stay exact."""
+    import numba
+
+    from polyfw.sparse.kernels import stepping
+    from polyfw.sparse.paths import bucket_slots
+
+    csr = as_csr(rmat_edges(10, seed=2, weighted=True), directed=False)
+    expected = scipy_dijkstra(_scipy(csr), indices=[1, 5])
+    for row, source in enumerate((1, 5)):
+        dist = np.full(csr.n, np.inf)
+        assert stepping(csr.indptr, csr.indices, csr.weights, source, dist, 8.0, bucket_slots(csr, 8.0), 1,
+                        4 * numba.get_num_threads(), -1)
+        assert np.array_equal(dist, expected[row])
+
+
 def test_the_atomic_min_lowers_only_to_smaller_values():
     from numba import njit
 

@@ -43,6 +43,16 @@ class CSRGraph:
         """The smallest weight (inf without edges): negative ones need Bellman-Ford."""
         return float(self.weights.min()) if self.m else np.inf
 
+    @cached_property
+    def heaviest(self) -> float:
+        """The largest weight (0 without edges): how far ahead of its bucket delta-stepping puts a vertex."""
+        return float(self.weights.max()) if self.m else 0.0
+
+    @cached_property
+    def mean_weight(self) -> float:
+        """The mean weight (1 without edges), delta-stepping's default bucket width: read once a graph."""
+        return float(self.weights.mean()) if self.m else 1.0
+
     @property
     def out_degree(self) -> np.ndarray:
         return np.diff(self.indptr)

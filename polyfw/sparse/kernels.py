@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from codegen.intrinsics import bits_float, compare_and_swap, cycles, fetch_add, float_bits, load_acquire
+from codegen.intrinsics import bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire
 
 NO_PARENT = -1
 
@@ -14,6 +14,9 @@ NO_PARENT = -1
 #: vertices a worker gathers before it claims their places in a shared queue with one atomic add
 #: (one add a vertex kept the counter's cache line moving between cores)
 QUEUE_BUFFER = 256
+#: frontier vertices a worker claims at a time (GAPBS's dynamic schedule, chunks of 64): a Kronecker
+#: graph's hubs make equal shares of vertices unequal shares of edges
+CLAIM = 64
 
 
 @njit(cache=True, inline="always")
@@ -296,95 +299,196 @@ def _lower(bits, v, value):
             return True
 
 
+#: later buckets' vertices a worker gathers before claiming their places in the bucket's slot
+LATER_BUFFER = 32
+#: a vertex's last slot is kept as its bucket modulo this: the buckets one vertex is put in all lie
+#: within one window of slots (a vertex is only lowered, and never after its bucket is done), so
+#: no two of them share a mark while the window is at most this wide
+SLOT_MARKS = 255
+
+
+@njit(cache=True, inline="always")
+def _bucket_of(d, delta):
+    """The bucket of distance d: floor(d / delta) (0 for every distance when delta is inf), capped below 2**62."""
+    return np.int64(min(d / delta, 4.0e18))
+
+
+@njit(cache=True, inline="always")
+def _flush_later(later, held, s, bucket, slots, slot_counts, far, far_lowest, w):
+    """A worker's gathered vertices of slot s (bucket `bucket`) into the slot; those that do not fit
+    (two workers may both add a vertex while it is lowered) join the far set instead."""
+    count = held[s]
+    if count:
+        at = fetch_add(slot_counts, s, count)
+        fits = max(0, min(count, slots.shape[1] - at))
+        slots[s, at:at + fits] = later[s, :fits]
+        for i in range(fits, count):
+            far[later[s, i]] = 1
+            far_lowest[w] = min(far_lowest[w], bucket)
+        held[s] = 0
+
+
+@njit(cache=True, inline="always")
+def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued, mine, held, queue, queue_count,
+                  slot_of, later, later_held, slots, slot_counts, far, far_lowest, w):
+    """u's out-edges relaxed (unless u has since dropped to an earlier bucket). A lowered vertex joins
+    this bucket's queue (once a round: queued), a later bucket's slot (slot_of: the mark of the bucket
+    it was last put in) or, beyond the slots, the far set. Returns how many vertices `mine` holds."""
+    du = dist[u]
+    if _bucket_of(du, delta) < bucket:
+        return held
+    window = slots.shape[0]
+    for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
+        v = np.uint64(indices[e])  # unsigned: no wrap-around checks (bottom_up_step)
+        through = du + weights[e]
+        if _lower(bits, v, through):
+            b = _bucket_of(through, delta)
+            if b <= bucket:
+                if queued[v] == 0 and compare_and_swap(queued, v, 0, 1):
+                    held = _queued(mine, held, v, queue, queue_count)
+            elif b - bucket < window:
+                mark = b % SLOT_MARKS
+                if slot_of[v] != mark:
+                    slot_of[v] = mark
+                    s = b % window
+                    later[s, later_held[s]] = v
+                    later_held[s] += 1
+                    if later_held[s] == later.shape[1]:
+                        _flush_later(later, later_held, s, b, slots, slot_counts, far, far_lowest, w)
+            else:
+                far[v] = 1
+                far_lowest[w] = min(far_lowest[w], b)
+    return held
+
+
 @njit(parallel=True, cache=True)
-def _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pending, limit, next_frontier, next_count,
-                    workers):
-    """Relax every out-edge of the frontier in parallel; a lowered vertex still below `limit`
-    (this bucket) joins the next frontier once, one beyond it waits (pending) for its bucket."""
+def _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
+                 slot_of, slots, slot_counts, far, far_lowest, fuse, workers):
+    """One round of a bucket: the frontier's out-edges relaxed in parallel, a share a worker. A worker
+    first clears its share's queued flags (then a fence: a vertex lowered after it is read queues
+    again). With `fuse`, a worker then relaxes the bucket's vertices it lowered itself, while they
+    fit its buffer (GAPBS's bucket fusion: no round, so no parallel-region start, for them)."""
+    window = slots.shape[0]
+    claimed = np.zeros(1, dtype=np.int64)
     for w in prange(workers):
-        buffer = np.empty(QUEUE_BUFFER, dtype=next_frontier.dtype)
+        mine = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+        taken = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+        later = np.empty((window, LATER_BUFFER), dtype=slots.dtype)
+        later_held = np.zeros(window, dtype=np.int64)
         held = 0
-        for f in range(w, count, workers):
-            u = np.uint64(frontier[f])  # unsigned: no wrap-around checks (bottom_up_step)
-            du = dist[u]
-            for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
-                v = np.uint64(indices[e])
-                through = du + weights[e]
-                if _lower(bits, v, through):
-                    if through < limit:
-                        # 2: queued in this bucket; from 0 (settled) or 1 (waiting for a later bucket)
-                        if compare_and_swap(pending, v, 0, 2) or compare_and_swap(pending, v, 1, 2):
-                            held = _queued(buffer, held, v, next_frontier, next_count)
-                    else:
-                        pending[v] = 1
-        _flush(buffer, held, next_frontier, next_count)
+        while True:
+            first = fetch_add(claimed, 0, CLAIM)
+            if first >= count:
+                break
+            last = min(first + CLAIM, count)
+            for f in range(first, last):
+                queued[frontier[f]] = 0
+            fence()
+            for f in range(first, last):
+                held = _relax_vertex(np.uint64(frontier[f]), bucket, delta, indptr, indices, weights, dist, bits,
+                                     queued, mine, held, queue, queue_count, slot_of, later, later_held, slots,
+                                     slot_counts, far, far_lowest, w)
+        while fuse and held:
+            batch = held
+            taken[:batch] = mine[:batch]
+            held = 0
+            for f in range(batch):
+                queued[taken[f]] = 0
+            fence()
+            for f in range(batch):
+                held = _relax_vertex(np.uint64(taken[f]), bucket, delta, indptr, indices, weights, dist, bits, queued,
+                                     mine, held, queue, queue_count, slot_of, later, later_held, slots, slot_counts,
+                                     far, far_lowest, w)
+        _flush(mine, held, queue, queue_count)
+        for s in range(window):
+            _flush_later(later, later_held, s, bucket + (s - bucket) % window, slots, slot_counts, far, far_lowest, w)
 
 
 @njit(parallel=True, cache=True)
-def _next_bucket(dist, pending, delta, frontier, chunks):
-    """The lowest bucket of the pending vertices: its lower bound and upper limit, and its vertices
-    (written to frontier, taken off pending); three parallel passes over the vertices (the lowest
-    distance, each chunk's count, its vertices), a chunk a worker."""
+def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chunks):
+    """The far set's vertices of the lowest bucket among them and `bucket`, onto the queue; returns that
+    bucket and the lowest of those left. Vertices of buckets up to `after` (done) leave the set."""
     n = dist.shape[0]
     size = (n + chunks - 1) // chunks
-    lowest = np.full(chunks, np.inf)
+    lowest = np.full(chunks, bucket)
     for c in prange(chunks):
-        found = np.inf
         for v in range(c * size, min(c * size + size, n)):
-            if pending[v] != 0 and dist[v] < found:
-                found = dist[v]
-        lowest[c] = found
-    low = lowest.min()
-    if low == np.inf:
-        return low, low, 0
-    limit = np.inf if delta == np.inf else (np.floor(low / delta) + 1) * delta
-    counts = np.zeros(chunks + 1, dtype=np.int64)
+            if far[v]:
+                b = _bucket_of(dist[v], delta)
+                if b <= after:
+                    far[v] = 0
+                else:
+                    lowest[c] = min(lowest[c], b)
+    bucket = lowest.min()
+    left = np.full(chunks, np.iinfo(np.int64).max)
     for c in prange(chunks):
-        found = 0
+        buffer = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+        held = 0
         for v in range(c * size, min(c * size + size, n)):
-            if pending[v] != 0 and dist[v] < limit:
-                found += 1
-        counts[c + 1] = found
-    starts = np.cumsum(counts)
-    for c in prange(chunks):
-        at = starts[c]
-        for v in range(c * size, min(c * size + size, n)):
-            if pending[v] != 0 and dist[v] < limit:
-                pending[v] = 0
-                frontier[at] = v
-                at += 1
-    return low, limit, starts[chunks]
+            if far[v]:
+                b = _bucket_of(dist[v], delta)
+                if b == bucket:
+                    far[v] = 0
+                    if queued[v] == 0:
+                        queued[v] = 1
+                        held = _queued(buffer, held, v, queue, queue_count)
+                else:
+                    left[c] = min(left[c], b)
+        _flush(buffer, held, queue, queue_count)
+    return bucket, left.min()
 
 
 @njit(cache=True)
-def stepping(indptr, indices, weights, source, dist, delta, workers, rounds):
-    """Delta-stepping from `source` in one call (dist all inf): the lowest bucket's vertices relax their
-    out-edges in parallel until the bucket empties, then the next bucket. False if more than `rounds`
-    frontiers were taken (rounds < 0: no bound; a negative cycle with one bucket), else True."""
+def stepping(indptr, indices, weights, source, dist, delta, window, capacity, workers, rounds):
+    """Delta-stepping from `source` in one call (dist all inf). Buckets are taken in order; a bucket's
+    vertices relax their out-edges in parallel rounds until it empties. A later bucket's vertices wait
+    in its slot, one of `window` slots used in turn (GAPBS's bins, shared): with weights below
+    (window - 1) * delta every bucket fits them, and no pass over all vertices finds the next one.
+    Beyond them, or beyond a slot's `capacity` (n holds every vertex once; two workers lowering one
+    vertex may both add it), vertices wait in a far set that a pass over all vertices collects from. False if more
+    than `rounds` rounds were run (rounds < 0: no bound, else no bucket fusion; a negative cycle
+    with delta inf: one bucket), else True."""
     n = dist.shape[0]
     bits = dist.view(np.int64)
-    pending = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
-    frontier = np.empty(max(n, 1), dtype=np.int64)
-    next_frontier = np.empty_like(frontier)
-    next_count = np.zeros(1, dtype=np.int64)
+    queued = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
+    slot_of = np.full(n, SLOT_MARKS, dtype=np.uint8)  # a byte a vertex, as queued; SLOT_MARKS: no slot yet
+    far = np.zeros(n, dtype=np.int8)
+    far_lowest = np.full(workers, np.iinfo(np.int64).max)
+    slots = np.empty((window, capacity), dtype=indices.dtype)
+    slot_counts = np.zeros(window, dtype=np.int64)
+    queue, next_queue = np.empty(max(n, 1), dtype=indices.dtype), np.empty(max(n, 1), dtype=indices.dtype)
+    queue_count = np.zeros(1, dtype=np.int64)
+    fuse = rounds < 0
     dist[source] = 0.0
-    pending[source] = 1
-    taken = 0
+    slots[0, 0], slot_counts[0] = source, 1
+    bucket, taken = 0, 0
     while True:
-        low, limit, count = _next_bucket(dist, pending, delta, frontier, workers)
-        if count == 0:
-            return True
+        s = bucket % window
+        frontier, count = slots[s], min(slot_counts[s], slots.shape[1])
+        if count == 0:  # the bucket's vertices all came from the far set
+            count, queue_count[0] = queue_count[0], 0
+            frontier, queue, next_queue = queue, next_queue, queue
         while count:
             taken += 1
             if 0 <= rounds < taken:
                 return False
-            next_count[0] = 0
-            _relax_frontier(indptr, indices, weights, dist, bits, frontier, count, pending, limit, next_frontier,
-                            next_count, workers)
-            count = next_count[0]
-            for f in range(count):
-                pending[next_frontier[f]] = 0
-            frontier, next_frontier = next_frontier, frontier
+            _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
+                         queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse, workers)
+            count, queue_count[0] = queue_count[0], 0
+            frontier, queue, next_queue = queue, next_queue, queue
+        slot_counts[s] = 0
+        after = bucket
+        bucket = np.iinfo(np.int64).max
+        for b in range(after + 1, after + window):
+            if slot_counts[b % window]:
+                bucket = b
+                break
+        if far_lowest.min() <= bucket:
+            bucket, left = _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, workers)
+            far_lowest[:] = np.iinfo(np.int64).max
+            far_lowest[0] = left
+        if bucket == np.iinfo(np.int64).max:
+            return True
 
 
 @njit(parallel=True, cache=True)

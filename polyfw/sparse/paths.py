@@ -17,6 +17,8 @@ from .kernels import (NO_PARENT, bellman_ford, breadth_first, dijkstra, dijkstra
 #: top-down again once the frontier is below n / BETA vertices
 ALPHA, BETA = 14, 24
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
+#: delta-stepping's bucket width over the mean weight, and its bounds on bucket slots (see bucket_slots)
+DELTA_OF_MEAN, BUCKET_SLOTS, SLOT_ENTRIES = 1 / 8, 64, 2**26  # BUCKET_SLOTS <= kernels.SLOT_MARKS
 
 
 def _check_source(source, n: int) -> int:
@@ -115,17 +117,24 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
-    frontier of parallel work. delta: default a quarter of the mean weight (on R-MAT scale 18 with
-    weights 1..255: 92 ms a root at 32, 117 at 128, 140 at 512, 131 with one bucket). With one
+    frontier of parallel work. delta: default DELTA_OF_MEAN of the mean weight. With one
     bucket (delta = inf) this is seed 002's frontier Bellman-Ford, edge-parallel over the active
     vertices' edges, for any weights: (distances, False) if frontiers were still non-empty after
     `rounds` rounds (a negative cycle), else (distances, True)."""
     if delta is None:
-        delta = max(float(csr.weights.mean()) / 4, 1e-300) if csr.m else 1.0
+        delta = max(csr.mean_weight * DELTA_OF_MEAN, 1e-300)
     dist = np.full(csr.n, np.inf)
-    finished = stepping(csr.indptr, csr.indices, csr.weights, source, dist, float(delta), 4 * numba.get_num_threads(),
-                        -1 if rounds is None else rounds)
+    finished = stepping(csr.indptr, csr.indices, csr.weights, source, dist, float(delta), bucket_slots(csr, delta),
+                        max(csr.n, 1), 4 * numba.get_num_threads(), -1 if rounds is None else rounds)
     return dist, finished
+
+
+def bucket_slots(csr: CSRGraph, delta: float) -> int:
+    """Slots for the buckets ahead of delta-stepping's current one: enough for the heaviest weight
+    (a relaxed vertex lands at most heaviest / delta + 1 buckets ahead), at most BUCKET_SLOTS and
+    SLOT_ENTRIES entries in all (n each); a vertex further ahead waits in the far set."""
+    ahead = csr.heaviest / delta + 2 if delta < np.inf else 2
+    return int(max(2, min(ahead, BUCKET_SLOTS, SLOT_ENTRIES // max(csr.n, 1))))
 
 
 def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:

@@ -11,8 +11,9 @@ kept), so that GAPBS's builder and polyfw's CSR hold the same edges. Roots are d
 degree >= 1 and shared. Per graph, GAPBS runs its trials from every root (its kernel-only "Trial
 Time", its own verifier on), then polyfw its trials from every root (the call from Python) in a
 process of its own: this one never starts OpenMP threads, which under OMP_WAIT_POLICY=active spin
-on the cores after every parallel region and would slow whatever runs beside them. The figure is the
-median over roots of each root's median. Every polyfw answer passes Graph500's rules, and its levels
+on the cores after every parallel region and would slow whatever runs beside them. The two sides take
+turns (--passes), so that a drift in the shared machine's load falls on both. The figure is the
+median over roots of each root's median over all its trials. Every polyfw answer passes Graph500's rules, and its levels
 and distances equal scipy's on the first roots. TEPS, one definition for both: the undirected edges
 of the root's component over the search's seconds. Both sides run on the same threads
 (OMP_NUM_THREADS, default all cores) with the same OMP_WAIT_POLICY (--wait).
@@ -40,7 +41,9 @@ def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[16, 18])
     parser.add_argument("--roots", type=int, default=32)
-    parser.add_argument("--trials", type=int, default=3, help="searches per root on each side")
+    parser.add_argument("--trials", type=int, default=3, help="searches per root on each side, each pass")
+    parser.add_argument("--passes", type=int, default=2,
+                        help="GAPBS and polyfw take turns this many times (the shared machine's load drifts)")
     parser.add_argument("--checked-roots", type=int, default=3, help="roots whose answers are compared with scipy's")
     parser.add_argument("--wait", choices=("passive", "active"), default=os.environ.get("OMP_WAIT_POLICY", "passive"))
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
@@ -125,7 +128,7 @@ def best_delta(tools: Path, weighted: Path, root: int) -> int:
 
 
 def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
-    """The child: polyfw's medians per root (BFS, SSSP distances only, SSSP with parents), every
+    """The child: polyfw's times per root (BFS, SSSP distances only, SSSP with parents), every
     answer validated, the first roots' checked against scipy's; printed as JSON."""
     import numba
     import scipy.sparse as sp
@@ -143,14 +146,14 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
     found: dict[str, list] = {"bfs": [], "sssp": [], "sssp+parents": [], "edges": []}
     for number, root in enumerate(roots):
         times, (levels, parents) = _timed(lambda: bfs(csr, root), trials)
-        found["bfs"].append(median(times))
+        found["bfs"].append(times)
         validate_bfs(csr, root, levels, parents)
         reached = levels != np.iinfo(levels.dtype).max
         found["edges"].append(int(csr.out_degree[reached].sum()) // 2)  # the component's undirected edges
         times, distances = _timed(lambda: delta_stepping(csr, root), trials)
-        found["sssp"].append(median(times))
+        found["sssp"].append(times)
         times, (with_parents, parents) = _timed(lambda: sssp(csr, root), trials)
-        found["sssp+parents"].append(median(times))
+        found["sssp+parents"].append(times)
         validate_sssp(csr, root, with_parents, parents)
         assert np.array_equal(distances, with_parents), f"root {root}: distances differ with and without parents"
         if number < checked_roots:
@@ -202,16 +205,22 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
     rng = np.random.default_rng(1000 + scale)
     roots = rng.choice(np.flatnonzero(degree > 0), size=arguments.roots, replace=False)
     delta = best_delta(tools, weighted, int(roots[0]))
-    gapbs = {"bfs": [median(gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials)) for root in roots],
-             "sssp": [median(gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, "-d", str(delta)))
-                      for root in roots]}
     saved = folder / "graph.npz"
     np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight, roots=roots)
-    child = subprocess.run([sys.executable, __file__, "--polyfw-side", str(saved), "--trials", str(arguments.trials),
-                            "--checked-roots", str(arguments.checked_roots), "--wait", arguments.wait],
-                           check=True, capture_output=True, text=True)
-    polyfw = json.loads(child.stdout)
-    assert polyfw["threads"] == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
+    gapbs: dict[str, list] = {"bfs": [[] for _ in roots], "sssp": [[] for _ in roots]}
+    polyfw: dict[str, list] = {}
+    for _ in range(arguments.passes):  # turns: a drift in the machine's load falls on both sides
+        for at, root in enumerate(roots):
+            gapbs["bfs"][at] += gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials)
+            gapbs["sssp"][at] += gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, "-d", str(delta))
+        child = subprocess.run([sys.executable, __file__, "--polyfw-side", str(saved), "--trials",
+                                str(arguments.trials), "--checked-roots", str(arguments.checked_roots), "--wait",
+                                arguments.wait], check=True, capture_output=True, text=True)
+        found = json.loads(child.stdout)
+        assert found["threads"] == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
+        for key in ("bfs", "sssp", "sssp+parents"):
+            polyfw[key] = [earlier + times for earlier, times in zip(polyfw.get(key, [[] for _ in roots]), found[key])]
+        polyfw["bfs steps"], polyfw["edges"] = found["bfs steps"], found["edges"]
     component = median(polyfw["edges"])
     if arguments.profile:
         profiles += level_profile(f"{kind}, scale {scale}, root {int(roots[0])}:",
@@ -219,7 +228,8 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
     rows = []
     for kernel, theirs, ours in (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
                                  ("SSSP, polyfw with parents", "sssp", "sssp+parents")):
-        their, our = median(gapbs[theirs]), median(polyfw[ours])
+        their = median(median(times) for times in gapbs[theirs])
+        our = median(median(times) for times in polyfw[ours])
         rows.append(f"| {kind}, scale {scale} | {kernel} | {edges.n:,} | {len(edges.source):,} | {their * 1e3:.2f} | "
                     f"{our * 1e3:.2f} | **{their / our:.2f}x** | {component / their / 1e6:.0f} | "
                     f"{component / our / 1e6:.0f} |")
@@ -231,7 +241,8 @@ def main(arguments: argparse.Namespace) -> None:
         print(json.dumps(polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)))
         return
     print(f"CPU: {cpu_description()}; {os.environ['OMP_NUM_THREADS']} threads on both sides, OMP_WAIT_POLICY="
-          f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each, medians\n")
+          f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each in each of "
+          f"{arguments.passes} passes, medians\n")
     print("| graph | kernel | vertices | edges | GAPBS ms | polyfw ms | polyfw / GAPBS speed | GAPBS MTEPS | "
           "polyfw MTEPS |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -1,7 +1,7 @@
-"""Graph500-style TEPS for BFS and SSSP on R-MAT graphs, and Johnson on the road network, beside
-scipy (and networkx) in the same run (issue 14). Not a test.
+"""Graph500-style TEPS for BFS and SSSP on R-MAT graphs, and all pairs on the road network and the
+power grid (issues 14 and 39), beside scipy (and networkx) in the same run. Not a test.
 
-    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/sparse.py [--scales 14 16 18] [--roots 64]
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/sparse.py [--scales 14 16 18] [--roots 64] [--repeats 5]
 
 Roots are drawn among vertices of degree >= 1 (Graph500). Every polyfw result
 is validated by Graph500's five rules and its distances or levels compared
@@ -26,7 +26,8 @@ import scipy.sparse as sp  # noqa: E402
 from scipy.sparse.csgraph import breadth_first_order, dijkstra, shortest_path  # noqa: E402
 
 from codegen.register_blocks import cpu_description  # noqa: E402
-from polyfw.graphs import minnesota_road_graph  # noqa: E402
+from polyfw import solve  # noqa: E402
+from polyfw.graphs import minnesota_road_graph, power_grid  # noqa: E402
 
 
 def harmonic_mean(values: list[float]) -> float:
@@ -89,34 +90,42 @@ def bench_scale(scale: int, roots: int, networkx_roots: int, bellman_ford_roots:
         print(f"  {ours} / {theirs}: x{harmonic_mean(teps[ours]) / harmonic_mean(teps[theirs]):.2f}")
 
 
-def bench_road(repeats: int) -> None:
-    csr = as_csr(minnesota_road_graph())
+def bench_all_pairs(name: str, edges, repeats: int) -> None:
+    """All pairs beside scipy's default shortest_path, the contenders taking turns: Johnson, and solve
+    with method='sparse' (Johnson in solve's conventions) and with no options (its own choice)."""
+    csr = as_csr(edges)
     matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
     expected = shortest_path(matrix, method="auto")
-    if not np.array_equal(johnson(csr), expected):
-        raise SystemExit("Johnson differs from scipy on the road network")
-    seconds: dict[str, list[float]] = {"scipy shortest_path(method='auto')": [], "polyfw Johnson": []}
+    contenders = {"scipy shortest_path(method='auto')": lambda: shortest_path(matrix, method="auto"),
+                  "polyfw Johnson": lambda: johnson(csr),
+                  "polyfw solve(method='sparse')": lambda: solve(matrix, method="sparse"),
+                  "polyfw solve()": lambda: solve(matrix)}
+    for label, run in contenders.items():
+        if not np.array_equal(np.asarray(run()), expected):
+            raise SystemExit(f"{label} differs from scipy on the {name}")
+    seconds: dict[str, list[float]] = {label: [] for label in contenders}
     for _ in range(repeats):
-        seconds["scipy shortest_path(method='auto')"].append(timed(lambda: shortest_path(matrix, method="auto"))[1])
-        seconds["polyfw Johnson"].append(timed(lambda: johnson(csr))[1])
-    medians = {name: float(np.median(values)) for name, values in seconds.items()}
-    print(f"road network: {csr.n} vertices, {csr.m} arcs; median of {repeats}")
-    for name, value in medians.items():
-        print(f"  {name:36s} {value:7.3f} s")
-    print(f"  Johnson x{medians[next(iter(medians))] / medians['polyfw Johnson']:.2f} scipy")
+        for label, run in contenders.items():
+            seconds[label].append(timed(run)[1])
+    medians = {label: float(np.median(values)) for label, values in seconds.items()}
+    scipy_seconds = medians["scipy shortest_path(method='auto')"]
+    print(f"{name}: {csr.n} vertices, {csr.m} arcs; median of {repeats}")
+    for label, value in medians.items():
+        print(f"  {label:36s} {value:7.3f} s  x{scipy_seconds / value:.2f} scipy")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", type=int, nargs="+", default=[14, 16, 18])
+    parser.add_argument("--scales", type=int, nargs="*", default=[14, 16, 18], help="R-MAT scales (none: all pairs only)")
     parser.add_argument("--roots", type=int, default=64)
     parser.add_argument("--networkx-roots", type=int, default=4, help="roots networkx is timed on (it is slow)")
     parser.add_argument("--bellman-ford-roots", type=int, default=16, help="roots Bellman-Ford is timed on")
-    parser.add_argument("--repeats", type=int, default=5, help="road network rounds")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds on the road network and the power grid")
     args = parser.parse_args()
     cpu = cpu_description()
     print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}; {numba.get_num_threads()} threads")
-    bench_road(args.repeats)
+    bench_all_pairs("road network", minnesota_road_graph(), args.repeats)
+    bench_all_pairs("power grid", power_grid(), args.repeats)
     for scale in args.scales:
         bench_scale(scale, args.roots, args.networkx_roots, args.bellman_ford_roots)
 

@@ -1,7 +1,8 @@
 """Dense or sparse, and in which exact element type: the choices solve makes for 'auto' by the cost model.
 
 Floyd–Warshall costs n^3 relaxations at the dense rate, Johnson about m n log2 n
-heap steps at its rate. The dense rates are this machine's calibrated product
+heap steps at its rate, or n (n + m) steps of a BFS from every source where every arc has one
+weight (an unweighted graph: no heap). The dense rates are this machine's calibrated product
 rates where `polyfw calibrate` measured them, else the tuning table's (benchmarks/cpu.py
 and benchmarks/sparse.py --tune write them), else figures measured on a 2-core AVX-512 machine.
 """
@@ -18,8 +19,10 @@ from .machine.tuning import machine_tuning, table_stamp, tuning_table
 
 #: what `solve(method=...)` takes: 'dense' Floyd-Warshall, 'sparse' Johnson, or the faster by the model
 SOLVE_METHODS = ("dense", "sparse", "auto")
-#: relaxations/s of the best dense schedule, and m n log2 n per second of Johnson, when not tuned
-DEFAULT_RATES = {"dense": {"float32": 45e9, "int32": 70e9, "int16": 140e9, "float64": 24e9}, "johnson": 3.0e8}
+#: relaxations/s of the best dense schedule, m n log2 n per second of Johnson, and n (n + m) per second
+#: of its BFS from every source (2-core Zen 3, the power grid: 0.30-0.39 s), when not tuned
+DEFAULT_RATES = {"dense": {"float32": 45e9, "int32": 70e9, "int16": 140e9, "float64": 24e9}, "johnson": 3.0e8,
+                 "breadth_first": 2.3e8}
 
 
 @dataclass(frozen=True)
@@ -33,12 +36,14 @@ class MethodChoice:
                 f"sparse Johnson {self.sparse_seconds:.3g} s)")
 
 
-def choose_method(n: int, m: int, dtype: str, rates: dict | None = None) -> MethodChoice:
-    """The faster method by the cost model (`rates` as DEFAULT_RATES; missing entries default)."""
+def choose_method(n: int, m: int, dtype: str, rates: dict | None = None, one_weight: bool = False) -> MethodChoice:
+    """The faster method by the cost model (`rates` as DEFAULT_RATES; missing entries default).
+    one_weight: every arc weighs the same (>= 0), so Johnson is a BFS from every source."""
     rates = {**DEFAULT_RATES, **(rates or {})}
     dense_rate = rates["dense"].get(dtype, DEFAULT_RATES["dense"].get(dtype, DEFAULT_RATES["dense"]["float64"]))
     dense = n**3 / dense_rate
-    sparse = max(m, 1) * n * math.log2(max(n, 2)) / rates["johnson"]
+    sparse = n * (n + m) / rates["breadth_first"] if one_weight else \
+        max(m, 1) * n * math.log2(max(n, 2)) / rates["johnson"]
     return MethodChoice("sparse" if sparse < dense else "dense", dense, sparse)
 
 

@@ -78,7 +78,8 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
         return floyd_warshall(csgraph, directed, return_predecessors, unweighted, overwrite)
     graph = _graph(csgraph, directed, unweighted)
     if method == "auto":
-        if indices is None and choose_method(graph.n, graph.m, "float64").method == "dense":
+        if indices is None and choose_method(graph.n, graph.m, "float64",
+                                             one_weight=0 <= graph.lightest == graph.heaviest).method == "dense":
             return floyd_warshall(csgraph, directed, return_predecessors, unweighted, overwrite)
         method = "J" if graph.lightest < 0 else "D"
     sources, shape = _sources(indices, graph.n)

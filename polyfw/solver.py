@@ -217,7 +217,8 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         raise ValueError(f"method={method!r} solves min-plus on the CPU; use method='dense' for semiring "
                          f"{ring.name} on target {target!r}")
     arcs = summary.arcs if summary is not None else as_csr(graph, directed=directed, weight=weight).m
-    choice = choose_method(n, arcs, dtype_name, method_rates(target))
+    one_weight = summary is not None and 0 <= summary.lightest == summary.heaviest
+    choice = choose_method(n, arcs, dtype_name, method_rates(target), one_weight=one_weight)
     log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
     if method == "sparse" or choice.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)

@@ -48,9 +48,10 @@ assert not outside, f"imported from outside the installed wheel: {outside}"
 
 import polyfw
 from polyfw.machine.tuning import shipped_path
-from polyfw.graphs import as_float_distances
+from polyfw.graphs import as_float_distances, power_grid
 
 assert shipped_path().is_file(), f"the tuning table is not in the wheel: {shipped_path()}"
+assert power_grid().n == 4941, "the power grid's edge list is not in the wheel"
 rng = np.random.default_rng(1)
 weights = rng.integers(1, 20, size=(40, 40)).astype(float)
 weights[rng.random((40, 40)) < 0.8] = 0  # no arc

@@ -63,8 +63,8 @@ def test_method_auto_weighs_dense_against_sparse_at_the_chosen_type(monkeypatch)
     assert polyfw.solve(dense_graph).method_choice.method == "dense"
     asked = []
     real = solve_module.choose_method
-    monkeypatch.setattr(solve_module, "choose_method", lambda n, m, dtype, rates: asked.append((n, m, dtype)) or
-                        real(n, m, dtype, {"dense": {dtype: 1e6}}))  # a slow dense rate: sparse wins
+    monkeypatch.setattr(solve_module, "choose_method", lambda n, m, dtype, rates, **given: asked.append((n, m, dtype))
+                        or real(n, m, dtype, {"dense": {dtype: 1e6}}, **given))  # a slow dense rate: sparse wins
     graph = road_like()
     got = polyfw.solve(graph)
     assert asked == [(60, graph.nnz, "int16")] and got.method_choice.method == "sparse"

@@ -156,6 +156,34 @@ def test_negative_edges_bellman_ford_and_johnson_match_scipy():
     assert pred[0, 0] == -9999
 
 
+@pytest.mark.parametrize("weight", [0.1, 3.0, 0.0])
+def test_one_weight_on_every_edge_takes_a_search_per_source_with_dijkstras_sums(weight):
+    """Every edge weighs the same: Johnson runs a BFS from each source, adding the weight once a hop
+    as Dijkstra does, so even 0.1 (not exact in binary) gives scipy's very floats; predecessors trace
+    paths of that length."""
+    rng = np.random.default_rng(4)
+    dense = np.where(rng.random((70, 70)) < 0.05, weight, np.inf)
+    np.fill_diagonal(dense, np.inf)
+    distances, pred = johnson(dense, predecessors=True)
+    assert np.array_equal(distances, shortest_path(_scipy(as_csr(dense)), method="D"))  # zeros stored: edges
+    for i, j in zip(*np.nonzero(np.isfinite(distances) & ~np.eye(70, dtype=bool))):
+        assert chain_length(pred, dense, i, j) == distances[i, j]
+
+
+def test_the_power_grid_is_watts_and_strogatzs():
+    """4,941 vertices and 6,594 lines, connected; its rows from Johnson are scipy's."""
+    from polyfw.graphs import power_grid
+    from polyfw.sparse.paths import dijkstra_rows
+
+    edges = power_grid()
+    assert edges.n == 4941 and len(edges.source) == 2 * 6594 and set(edges.weight) == {1.0}
+    csr = as_csr(edges)
+    rows = np.arange(0, 4941, 97)
+    dist, _ = dijkstra_rows(csr, rows)
+    assert np.isfinite(dist).all()
+    assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=rows))
+
+
 def test_a_negative_cycle_names_a_vertex_on_it():
     weights = np.full((6, 6), np.inf)
     for u, v, w in [(0, 1, 1), (1, 2, -2), (2, 3, 1), (3, 1, -1), (4, 5, 1)]:

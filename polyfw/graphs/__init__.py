@@ -6,7 +6,7 @@ Market .mtx readers, and the writer of result matrices; inputs: any input as the
 matrix, and the conventions of the matrices they give back; datasets: random graphs, PolyBench's
 input, the Minnesota road network.
 """
-from .datasets import minnesota_road_graph, polybench_matrix, random_graph
+from .datasets import minnesota_road_graph, polybench_matrix, power_grid, random_graph
 from .edges import Edges, GraphInputError
 from .formats import MATRIX_FORMATS, READERS, read_dimacs, read_graph, read_matrix_market, write_matrix
 from .inputs import (EXACT_BELOW, NO_PREDECESSOR, SHORTEST_PATH_DTYPES, WeightSummary, as_dense, as_float_distances,
@@ -16,5 +16,5 @@ from .inputs import (EXACT_BELOW, NO_PREDECESSOR, SHORTEST_PATH_DTYPES, WeightSu
 __all__ = ["EXACT_BELOW", "Edges", "GraphInputError", "MATRIX_FORMATS", "NO_PREDECESSOR", "READERS",
            "SHORTEST_PATH_DTYPES", "WeightSummary", "as_dense", "as_float_distances", "as_semiring_matrix",
            "check_integer_weights", "dense_to_sparse", "inf_of", "minnesota_road_graph", "missing_edges",
-           "null_as_inf", "path_bound", "polybench_matrix", "random_graph", "read_dimacs", "read_graph",
+           "null_as_inf", "path_bound", "polybench_matrix", "power_grid", "random_graph", "read_dimacs", "read_graph",
            "read_matrix_market", "resolve_dtype", "summarize_weights", "vertex_count", "write_matrix"]

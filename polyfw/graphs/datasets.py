@@ -1,8 +1,10 @@
-"""Graphs to run on: seeded random digraphs, PolyBench's floyd-warshall input and the Minnesota
-road network."""
+"""Graphs to run on: seeded random digraphs, PolyBench's floyd-warshall input, the Minnesota
+road network and the Western US power grid."""
 from __future__ import annotations
 
+import gzip
 import warnings
+from importlib import resources
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,6 +68,17 @@ def minnesota_road_graph() -> Edges:
     source = np.concatenate([u, v]).astype(np.int64)
     target = np.concatenate([v, u]).astype(np.int64)
     return Edges(road.N, source, target, np.concatenate([metres, metres]))
+
+
+def power_grid() -> Edges:
+    """The Western US power grid of Watts and Strogatz (Nature 393, 1998; Newman's network data):
+    4,941 vertices, 6,594 lines, connected, unweighted (each line weighs 1), both directions listed.
+    Its all-pairs shortest paths are the small-world paper's path lengths."""
+    with gzip.open(resources.files(__package__) / "power_grid.edges.gz", "rt") as lines:
+        pairs = np.loadtxt(lines, dtype=np.int64, comments="#")
+    source = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    target = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    return Edges(4941, source, target, np.ones(len(source)))
 
 
 def molecule_like(count: int, sizes: tuple[int, int] = (10, 50), mean: float = 30, seed: int = 0

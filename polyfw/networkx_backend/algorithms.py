@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import NegativeCycleError
 from ..solver import available_memory, memory_needed, solve
-from ..sparse.kernels import discovery_order, levels_from_sources, path_sums
+from ..sparse.kernels import breadth_first_from_sources, discovery_order, path_sums
 from ..sparse.paths import dijkstra_rows, potentials, sssp, worker_count
 from .graph import ArcWeights, PolyfwGraph, python_numbers
 
@@ -212,7 +212,8 @@ def all_pairs_shortest_path_length(G: PolyfwGraph, cutoff=None) -> Iterator:
         for start in range(0, G.n, rows):
             sources = np.arange(start, min(start + rows, G.n), dtype=np.int64)
             levels = np.empty((len(sources), G.n), dtype=np.int64)
-            levels_from_sources(G.indptr, G.indices, sources, levels, worker_count(len(sources)))
+            breadth_first_from_sources(G.indptr, G.indices, sources, 1, -1, levels, np.empty((0, 0), dtype=np.int64),
+                                       worker_count(len(sources)))
             for source, row in zip(sources.tolist(), levels):
                 yield G.nodes[source], _row_dict(G, np.where(row < 0, np.inf, row), True, cutoff)
 

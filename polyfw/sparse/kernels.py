@@ -1,5 +1,6 @@
 """Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps), Bellman–Ford, Dijkstra,
-and Dijkstra from every source (Johnson) or from given ones, in parallel. No GIL: parallel loops
+delta-stepping, and Dijkstra (or BFS, where every weight is equal) from every source (Johnson)
+or from given ones, in parallel. No GIL: parallel loops
 are prange, and shared writes go through the atomics of codegen.intrinsics."""
 from __future__ import annotations
 
@@ -14,9 +15,20 @@ NO_PARENT = -1
 #: vertices a worker gathers before it claims their places in a shared queue with one atomic add
 #: (one add a vertex kept the counter's cache line moving between cores)
 QUEUE_BUFFER = 256
-#: frontier vertices a worker claims at a time (GAPBS's dynamic schedule, chunks of 64): a Kronecker
-#: graph's hubs make equal shares of vertices unequal shares of edges
+#: frontier vertices a worker claims at a time, at most (GAPBS's dynamic schedule, chunks of 64): a
+#: Kronecker graph's hubs make equal shares of vertices unequal shares of edges
 CLAIM = 64
+
+
+@njit(cache=True, inline="always")
+def _claim_size(count, workers):
+    """Vertices a claim: CLAIM, but fewer on a small frontier, which would otherwise go to one worker whole."""
+    return max(1, min(CLAIM, count // (2 * workers)))
+#: a step or round on at most this many edges runs on the calling thread: waking the pool for a
+#: parallel region costs tens of microseconds under passive waiting, as much as a few thousand edges
+SERIAL_EDGES = 4096
+#: frontier-bitmap words a bottom-up worker claims at a time (GAPBS: 1,024 vertices)
+WORD_CLAIM = 64
 
 
 @njit(cache=True, inline="always")
@@ -38,17 +50,20 @@ def _queued(buffer, held, v, queue, count):
     return held
 
 
-@njit(parallel=True, cache=True)
-def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers):
-    """Every unvisited out-neighbour of the queue joins the next one, with the first queue vertex
-    that claims it (compare-and-swap on parent) as its parent. Returns the out-degrees of those
-    that joined summed (Beamer's scout count: the next step's edges, top-down)."""
-    scouts = np.zeros(workers, dtype=np.int64)  # a slot a worker: Numba 0.68.0 failed to compile a reduction here
-    for w in prange(workers):
-        buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
-        held = 0
-        found = 0
-        for f in range(w, count, workers):
+@njit(cache=True, inline="always")
+def _top_down_share(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, claimed, claim):
+    """A worker's part of a top-down step: claims of the queue until none are left. Every unvisited
+    out-neighbour joins the next queue, with the first queue vertex that claims it (compare-and-swap
+    on parent) as its parent. Returns the out-degrees of those that joined summed (Beamer's scout
+    count: the next step's edges, top-down)."""
+    buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
+    held = 0
+    found = 0
+    while True:
+        first = fetch_add(claimed, 0, claim)
+        if first >= count:
+            break
+        for f in range(first, min(first + claim, count)):
             u = np.uint64(queue[f])  # unsigned: no wrap-around checks (bottom_up_step)
             for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
                 v = np.uint64(indices[e])
@@ -56,36 +71,63 @@ def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queu
                     level[v] = depth + 1
                     held = _queued(buffer, held, v, next_queue, next_count)
                     found += indptr[v + np.uint64(1)] - indptr[v]
-        _flush(buffer, held, next_queue, next_count)
-        scouts[w] = found
-    return scouts.sum()
+    _flush(buffer, held, next_queue, next_count)
+    return found
 
 
 @njit(parallel=True, cache=True)
-def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth):
+def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers):
+    """A top-down step (_top_down_share) by `workers` in parallel; their scout counts summed."""
+    scouts = np.zeros(workers, dtype=np.int64)  # a slot a worker: Numba 0.68.0 failed to compile a reduction here
+    claimed = np.zeros(1, dtype=np.int64)
+    claim = _claim_size(count, workers)
+    for w in prange(workers):
+        scouts[w] = _top_down_share(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
+                                    claimed, claim)
+    return scouts.sum()
+
+
+@njit(cache=True)
+def top_down_serial(indptr, indices, queue, count, parent, level, depth, next_queue, next_count):
+    """A top-down step on this thread alone: on a few edges, starting a parallel region costs more."""
+    return _top_down_share(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
+                           np.zeros(1, dtype=np.int64), count)
+
+
+@njit(parallel=True, cache=True)
+def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth, workers):
     """Every unvisited vertex looks for a parent among its in-neighbours on the frontier (a bit of
     `front`: 1 bit a vertex stays in cache where a level array does not), stopping at the first;
-    on large frontiers this reads far fewer edges. An iteration owns the 64 vertices of one word
-    of next_front, so nothing is shared. Indices are unsigned: Numba checks a signed index for
-    wrapping around, a compare and a branch in the edge loop. Returns how many joined."""
+    on large frontiers this reads far fewer edges. A worker claims WORD_CLAIM words of next_front
+    at a time and owns their vertices, so nothing is shared. Indices are unsigned: Numba checks a
+    signed index for wrapping around, a compare and a branch in the edge loop. Returns how many joined."""
     n = np.uint64(parent.shape[0])
+    words = next_front.shape[0]
     one, six, low_bits = np.uint64(1), np.uint64(6), np.uint64(63)
-    awake = 0
-    for word in prange(next_front.shape[0]):
-        bits = np.uint64(0)
-        first = np.uint64(word) << six
-        for v in range(first, min(first + np.uint64(64), n)):
-            if parent[v] == NO_PARENT:
-                for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + one])):
-                    u = np.uint64(in_indices[e])
-                    if (front[u >> six] >> (u & low_bits)) & one:
-                        parent[v] = u
-                        level[v] = depth + 1
-                        bits |= one << (v & low_bits)
-                        awake += 1
-                        break
-        next_front[word] = bits
-    return awake
+    woken = np.zeros(workers, dtype=np.int64)
+    claimed = np.zeros(1, dtype=np.int64)
+    for w in prange(workers):
+        awake = 0
+        while True:
+            claim = fetch_add(claimed, 0, WORD_CLAIM)
+            if claim >= words:
+                break
+            for word in range(claim, min(claim + WORD_CLAIM, words)):
+                bits = np.uint64(0)
+                first = np.uint64(word) << six
+                for v in range(first, min(first + np.uint64(64), n)):
+                    if parent[v] == NO_PARENT:
+                        for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + one])):
+                            u = np.uint64(in_indices[e])
+                            if (front[u >> six] >> (u & low_bits)) & one:
+                                parent[v] = u
+                                level[v] = depth + 1
+                                bits |= one << (v & low_bits)
+                                awake += 1
+                                break
+                next_front[word] = bits
+        woken[w] = awake
+    return woken.sum()
 
 
 @njit(parallel=True, cache=True)
@@ -152,7 +194,7 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
             while True:  # bottom-up steps while the frontier grows or stays large
                 before = awake
                 stepped = cycles()
-                awake = bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth)
+                awake = bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth, workers)
                 front, next_front = next_front, front
                 ended = cycles()
                 if awake == 0 or not (awake >= before or awake > n / beta):
@@ -168,7 +210,11 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
         unchecked -= scout
         next_count[0] = 0
         stepped = cycles()
-        scout = top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers)
+        if scout <= SERIAL_EDGES:
+            scout = top_down_serial(indptr, indices, queue, count, parent, level, depth, next_queue, next_count)
+        else:
+            scout = top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
+                                  workers)
         count = next_count[0]
         queue, next_queue = next_queue, queue
         ended = cycles()
@@ -284,6 +330,39 @@ def dijkstra_from_sources(indptr, indices, weights, potential, sources, dist, pa
                     row[v] = row[v] - potential[s] + potential[v]
 
 
+@njit(parallel=True, cache=True)
+def breadth_first_from_sources(indptr, indices, sources, step, unreached, dist, parent, workers):
+    """A breadth-first search from each of `sources`, in parallel. Row r of dist (len(sources) x n,
+    filled here) is the search from sources[r]: `step` added once a hop (1: levels; the weight of
+    every edge, when all have one: Dijkstra's own sums, so the same floats, without a heap), and
+    `unreached` where it does not reach. Row r of parent, when parent has rows, is the vertex that
+    reached each one (NO_PARENT: none). Each worker takes every workers-th source, with a queue of its own."""
+    count = sources.shape[0]
+    n = dist.shape[1]
+    parents = parent.shape[0] > 0
+    for w in prange(workers):
+        queue = np.empty(max(n, 1), dtype=indices.dtype)
+        for r in range(w, count, workers):
+            row = dist[r]
+            row[:] = unreached
+            if parents:
+                parent[r, :] = NO_PARENT
+            row[sources[r]] = 0
+            queue[0], head, tail = sources[r], 0, 1
+            while head < tail:
+                u = np.uint64(queue[head])  # unsigned: no wrap-around checks (bottom_up_step)
+                head += 1
+                through = row[u] + step
+                for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
+                    v = np.uint64(indices[e])
+                    if row[v] == unreached:
+                        row[v] = through
+                        if parents:
+                            parent[r, v] = u
+                        queue[tail] = v
+                        tail += 1
+
+
 @njit(cache=True, inline="always")
 def _lower(bits, v, value):
     """dist[v] = min(dist[v], value) atomically, on the float's bits; True if this call lowered it.
@@ -313,7 +392,7 @@ def _bucket_of(d, delta):
     return np.int64(min(d / delta, 4.0e18))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # a call: inlined into both callers (with tuple arguments, in a trial), Numba misplaced its writes
 def _flush_later(later, held, s, bucket, slots, slot_counts, far, far_lowest, w):
     """A worker's gathered vertices of slot s (bucket `bucket`) into the slot; those that do not fit
     (two workers may both add a vertex while it is lowered) join the far set instead."""
@@ -361,47 +440,75 @@ def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued
     return held
 
 
+@njit(cache=True, inline="always")
+def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
+                 slot_of, slots, slot_counts, far, far_lowest, fuse, claimed, claim, w):
+    """A worker's part of a bucket's round: claims of the frontier until none are left. It first
+    clears a claim's queued flags (then a fence: a vertex lowered after it is read queues again).
+    With `fuse`, it then relaxes the bucket's vertices it lowered itself, while they fit its buffer
+    (GAPBS's bucket fusion: no round, so no parallel-region start, for them)."""
+    window = slots.shape[0]
+    mine = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+    taken = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+    later = np.empty((window, LATER_BUFFER), dtype=slots.dtype)
+    later_held = np.zeros(window, dtype=np.int64)
+    held = 0
+    while True:
+        first = fetch_add(claimed, 0, claim)
+        if first >= count:
+            break
+        last = min(first + claim, count)
+        for f in range(first, last):
+            queued[frontier[f]] = 0
+        fence()
+        for f in range(first, last):
+            held = _relax_vertex(np.uint64(frontier[f]), bucket, delta, indptr, indices, weights, dist, bits,
+                                 queued, mine, held, queue, queue_count, slot_of, later, later_held, slots,
+                                 slot_counts, far, far_lowest, w)
+    while fuse and held:
+        batch = held
+        taken[:batch] = mine[:batch]
+        held = 0
+        for f in range(batch):
+            queued[taken[f]] = 0
+        fence()
+        for f in range(batch):
+            held = _relax_vertex(np.uint64(taken[f]), bucket, delta, indptr, indices, weights, dist, bits, queued,
+                                 mine, held, queue, queue_count, slot_of, later, later_held, slots, slot_counts,
+                                 far, far_lowest, w)
+    _flush(mine, held, queue, queue_count)
+    for s in range(window):
+        _flush_later(later, later_held, s, bucket + (s - bucket) % window, slots, slot_counts, far, far_lowest, w)
+
+
 @njit(parallel=True, cache=True)
 def _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
                  slot_of, slots, slot_counts, far, far_lowest, fuse, workers):
-    """One round of a bucket: the frontier's out-edges relaxed in parallel, a share a worker. A worker
-    first clears its share's queued flags (then a fence: a vertex lowered after it is read queues
-    again). With `fuse`, a worker then relaxes the bucket's vertices it lowered itself, while they
-    fit its buffer (GAPBS's bucket fusion: no round, so no parallel-region start, for them)."""
-    window = slots.shape[0]
+    """One round of a bucket (_relax_share) by `workers` in parallel."""
     claimed = np.zeros(1, dtype=np.int64)
+    claim = _claim_size(count, workers)
     for w in prange(workers):
-        mine = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
-        taken = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
-        later = np.empty((window, LATER_BUFFER), dtype=slots.dtype)
-        later_held = np.zeros(window, dtype=np.int64)
-        held = 0
-        while True:
-            first = fetch_add(claimed, 0, CLAIM)
-            if first >= count:
-                break
-            last = min(first + CLAIM, count)
-            for f in range(first, last):
-                queued[frontier[f]] = 0
-            fence()
-            for f in range(first, last):
-                held = _relax_vertex(np.uint64(frontier[f]), bucket, delta, indptr, indices, weights, dist, bits,
-                                     queued, mine, held, queue, queue_count, slot_of, later, later_held, slots,
-                                     slot_counts, far, far_lowest, w)
-        while fuse and held:
-            batch = held
-            taken[:batch] = mine[:batch]
-            held = 0
-            for f in range(batch):
-                queued[taken[f]] = 0
-            fence()
-            for f in range(batch):
-                held = _relax_vertex(np.uint64(taken[f]), bucket, delta, indptr, indices, weights, dist, bits, queued,
-                                     mine, held, queue, queue_count, slot_of, later, later_held, slots, slot_counts,
-                                     far, far_lowest, w)
-        _flush(mine, held, queue, queue_count)
-        for s in range(window):
-            _flush_later(later, later_held, s, bucket + (s - bucket) % window, slots, slot_counts, far, far_lowest, w)
+        _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
+                     slot_of, slots, slot_counts, far, far_lowest, fuse, claimed, claim, w)
+
+
+@njit(cache=True)
+def _relax_serial(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
+                  slot_of, slots, slot_counts, far, far_lowest, fuse):
+    """One round of a bucket on this thread alone (a few edges: see SERIAL_EDGES)."""
+    _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
+                 slot_of, slots, slot_counts, far, far_lowest, fuse, np.zeros(1, dtype=np.int64), count, 0)
+
+
+@njit(cache=True)
+def _edges_at_most(indptr, frontier, count, bound):
+    """Whether the frontier's out-edges number at most `bound` (stops counting past it)."""
+    edges = 0
+    for f in range(count):
+        edges += indptr[frontier[f] + 1] - indptr[frontier[f]]
+        if edges > bound:
+            return False
+    return True
 
 
 @njit(parallel=True, cache=True)
@@ -472,8 +579,12 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
             taken += 1
             if 0 <= rounds < taken:
                 return False
-            _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
-                         queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse, workers)
+            if _edges_at_most(indptr, frontier, count, SERIAL_EDGES):
+                _relax_serial(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
+                              queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse)
+            else:
+                _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
+                             queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse, workers)
             count, queue_count[0] = queue_count[0], 0
             frontier, queue, next_queue = queue, next_queue, queue
         slot_counts[s] = 0
@@ -534,33 +645,6 @@ def discovery_order(indptr, indices, starts, depth_limit):
                 order[tail] = v
                 tail += 1
     return order[:tail], parent, level
-
-
-@njit(parallel=True, cache=True)
-def levels_from_sources(indptr, indices, sources, levels, workers):
-    """Breadth-first levels (-1: unreached) from each of `sources` in parallel: row r of levels
-    (len(sources) x n, filled here) is the search from sources[r]; each worker takes every
-    workers-th source with a queue of its own."""
-    count = sources.shape[0]
-    n = levels.shape[1]
-    for w in prange(workers):
-        queue = np.empty(n, dtype=np.int64)
-        for r in range(w, count, workers):
-            row = levels[r]
-            row[:] = -1
-            row[sources[r]] = 0
-            queue[0] = sources[r]
-            head, tail = 0, 1
-            while head < tail:
-                u = queue[head]
-                head += 1
-                deeper = row[u] + 1
-                for e in range(indptr[u], indptr[u + 1]):
-                    v = indices[e]
-                    if row[v] < 0:
-                        row[v] = deeper
-                        queue[tail] = v
-                        tail += 1
 
 
 @njit(cache=True)

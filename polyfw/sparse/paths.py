@@ -10,8 +10,8 @@ from ..graphs import NO_PREDECESSOR, GraphInputError
 
 from ..errors import NegativeCycleError
 from .csr import CSRGraph, _from_arrays, as_csr
-from .kernels import (NO_PARENT, bellman_ford, breadth_first, dijkstra, dijkstra_from_sources, stepping,
-                      tight_parents)
+from .kernels import (NO_PARENT, bellman_ford, breadth_first, breadth_first_from_sources, dijkstra,
+                      dijkstra_from_sources, stepping, tight_parents)
 
 #: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
 #: top-down again once the frontier is below n / BETA vertices
@@ -158,14 +158,18 @@ def worker_count(searches: int) -> int:
 
 def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Dijkstra from each of `sources` in parallel: non-negative weights, or Johnson's reweighting by
-    `potential` (taken back out of the distances). Distances len(sources) x n (inf: unreachable)
-    and parents (NO_PARENT where none)."""
+    """Dijkstra from each of `sources` in parallel (a BFS where every weight is equal): non-negative
+    weights, or Johnson's reweighting by `potential` (taken back out of the distances). Distances
+    len(sources) x n (inf: unreachable) and parents (NO_PARENT where none)."""
+    dist = np.empty((len(sources), csr.n))
+    parent = np.empty((len(sources), csr.n), dtype=np.int64)
+    if potential is None and 0 <= csr.lightest == csr.heaviest:  # one weight (an unweighted graph): BFS
+        breadth_first_from_sources(csr.indptr, csr.indices, sources, csr.lightest, np.inf, dist, parent,
+                                   worker_count(len(sources)))
+        return dist, parent
     h = np.zeros(csr.n) if potential is None else potential
     weights = csr.weights if potential is None else \
         np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
-    dist = np.empty((len(sources), csr.n))
-    parent = np.empty((len(sources), csr.n), dtype=np.int64)
     dijkstra_from_sources(csr.indptr, csr.indices, weights, h, sources, dist, parent, worker_count(len(sources)))
     return dist, parent
 

@@ -49,7 +49,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
     parser.add_argument("--gapbs", type=Path, default=PEERS, help="GAPBS's source folder")
     parser.add_argument("--profile", action="store_true",
-                        help="also print both BFSs level by level from each graph's first root")
+                        help="also print both BFSs level by level and both SSSPs round by round from each graph's "
+                             "first root")
     parser.add_argument("--polyfw-side", type=Path, help=argparse.SUPPRESS)  # the child: a graph's .npz
     return parser.parse_args()
 
@@ -160,9 +161,9 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
             assert np.array_equal(distances, dijkstra(matrix, directed=False, indices=root)), f"root {root}: not scipy's"
             order = breadth_first_order(matrix, root, directed=False, return_predecessors=False)
             assert set(order.tolist()) == set(np.flatnonzero(reached).tolist()), f"root {root}: BFS reach differs"
-    steps: list = []
-    bfs(csr, roots[0], steps=steps)
-    found["bfs steps"] = steps
+    found["bfs steps"], found["sssp steps"] = [], []
+    bfs(csr, roots[0], steps=found["bfs steps"])
+    delta_stepping(csr, roots[0], steps=found["sssp steps"])
     found["threads"] = numba.get_num_threads()
     return found
 
@@ -176,15 +177,16 @@ def _timed(run, trials: int) -> tuple[list[float], object]:
     return times, found
 
 
-def gapbs_steps(tools: Path, graph: Path, root: int) -> list[str]:
-    """GAPBS's own log of one BFS (-l): a line per step, 'td' top-down with the queue's size, 'bu'
-    bottom-up with the vertices it woke, 'e' and 'c' its conversions between queue and bitmap."""
-    done = subprocess.run([str(tools / "bfs"), "-f", str(graph), "-r", str(root), "-n", "1", "-l"],
+def gapbs_steps(binary: Path, graph: Path, root: int, *extra: str) -> list[str]:
+    """GAPBS's own log of one search (-l), a line per step. BFS: 'td' top-down with the queue's size,
+    'bu' bottom-up with the vertices it woke, 'e' and 'c' its conversions between queue and bitmap, in
+    seconds. SSSP: the bin, its frontier and milliseconds."""
+    done = subprocess.run([str(binary), "-f", str(graph), "-r", str(root), "-n", "1", "-l", *extra],
                           check=True, capture_output=True, text=True)
     lines = done.stdout.splitlines()
-    first = next(at for at, line in enumerate(lines) if line.strip().startswith("Source"))
-    last = next(at for at, line in enumerate(lines) if line.startswith("Trial Time"))
-    return [line.strip() for line in lines[first:last]]
+    first = next(at for at, line in enumerate(lines) if line.startswith("Graph has")) + 1
+    last = next(at for at, line in enumerate(lines) if line.startswith(("took", "Trial Time")))
+    return [line.strip() for line in lines[first:last] if not line.startswith("Source")]
 
 
 def level_profile(title: str, gapbs: list[str], polyfw: list) -> list[str]:
@@ -194,6 +196,16 @@ def level_profile(title: str, gapbs: list[str], polyfw: list) -> list[str]:
     lines += ["    polyfw (bfs(..., steps=)): level, direction, step kernel ms, level in all ms, next frontier"]
     lines += [f"    {depth:5d} {kind:>3} {kernel * 1e3:9.3f} {total * 1e3:9.3f} {frontier:10d}"
               for depth, (kind, kernel, total, frontier) in enumerate(polyfw)]
+    return lines + [""]
+
+
+def bucket_profile(title: str, gapbs: list[str], polyfw: list) -> list[str]:
+    """Both SSSPs from one root, round by round."""
+    lines = [f"{title}", "", "    GAPBS (-l): bin, frontier, ms"]
+    lines += [f"    {line}" for line in gapbs]
+    lines += ["    polyfw (sssp(..., steps=)): bucket, where, round ms, since the round before ms, frontier"]
+    lines += [f"    {bucket:5d} {where:>8} {kernel * 1e3:9.3f} {since * 1e3:9.3f} {frontier:10d}"
+              for bucket, where, kernel, since, frontier in polyfw]
     return lines + [""]
 
 
@@ -220,11 +232,14 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
         assert found["threads"] == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
         for key in ("bfs", "sssp", "sssp+parents"):
             polyfw[key] = [earlier + times for earlier, times in zip(polyfw.get(key, [[] for _ in roots]), found[key])]
-        polyfw["bfs steps"], polyfw["edges"] = found["bfs steps"], found["edges"]
+        polyfw["bfs steps"], polyfw["sssp steps"], polyfw["edges"] = found["bfs steps"], found["sssp steps"], found["edges"]
     component = median(polyfw["edges"])
     if arguments.profile:
-        profiles += level_profile(f"{kind}, scale {scale}, root {int(roots[0])}:",
-                                  gapbs_steps(tools, unweighted, int(roots[0])), polyfw["bfs steps"])
+        profiles += level_profile(f"BFS, {kind}, scale {scale}, root {int(roots[0])}:",
+                                  gapbs_steps(tools / "bfs", unweighted, int(roots[0])), polyfw["bfs steps"])
+        profiles += bucket_profile(f"SSSP, {kind}, scale {scale}, root {int(roots[0])} (GAPBS delta {delta}):",
+                                   gapbs_steps(tools / "sssp", weighted, int(roots[0]), "-d", str(delta)),
+                                   polyfw["sssp steps"])
     rows = []
     for kernel, theirs, ours in (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
                                  ("SSSP, polyfw with parents", "sssp", "sssp+parents")):
@@ -254,7 +269,7 @@ def main(arguments: argparse.Namespace) -> None:
                 for row in bench_graph(kind, scale, tools, Path(work), arguments, profiles):
                     print(row, flush=True)
     if profiles:
-        print("\nBFS level by level, one root a graph:\n")
+        print("\nBFS level by level and SSSP round by round, one root a graph:\n")
         print("\n".join(profiles))
 
 

@@ -110,7 +110,7 @@ def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set():
     for row, source in enumerate((1, 5)):
         dist = np.full(csr.n, np.inf)
         assert stepping(csr.indptr, csr.indices, csr.weights, source, dist, 8.0, bucket_slots(csr, 8.0), 1,
-                        4 * numba.get_num_threads(), -1)
+                        4 * numba.get_num_threads(), -1)[0]
         assert np.array_equal(dist, expected[row])
 
 
@@ -357,11 +357,22 @@ def test_the_edge_parallel_frontier_rounds_handle_negative_edges_and_cycles():
 
     weights = _with_negative_edges(40, 9)
     csr = as_csr(weights)
-    dist, settled = _stepping(csr, 0, np.inf, rounds=csr.n)
+    dist, settled, _ = _stepping(csr, 0, np.inf, rounds=csr.n)
     assert settled and np.array_equal(dist, shortest_path(_scipy(csr), method="BF")[0])
     cycle = np.full((4, 4), np.inf)
     cycle[0, 1], cycle[1, 2], cycle[2, 1] = 1, -3, 1
     assert not _stepping(as_csr(cycle), 0, np.inf, rounds=4)[1]
+
+
+def test_sssp_steps_record_each_round_without_changing_the_search():
+    csr = as_csr(rmat_edges(10, seed=3, weighted=True), directed=False)
+    steps: list = []
+    dist, _ = sssp(csr, 0, steps=steps)
+    assert np.array_equal(dist, sssp(csr, 0)[0])
+    buckets = [bucket for bucket, *_ in steps]
+    assert buckets == sorted(buckets) and buckets[0] == 0 and steps[0][4] == 1  # in order, from the source alone
+    assert all(kind in ("parallel", "serial") and 0 <= kernel <= since for _, kind, kernel, since, _ in steps)
+    assert sum(frontier for *_, frontier in steps) >= int(np.isfinite(dist).sum())  # each reached vertex relaxed
 
 
 def test_bfs_steps_record_each_level_without_changing_the_search():

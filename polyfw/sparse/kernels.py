@@ -157,13 +157,14 @@ def _queue_of_front(front, queue):
 
 
 @njit(cache=True)
-def _logged(log, depth, kind, step, total, frontier):
-    """log with row `depth` written (the log doubled when full: a search's depth is not known ahead)."""
-    if depth == log.shape[0]:
+def _logged(log, at, row):
+    """log with row `at` written (the log doubled when full: a search's length is not known ahead)."""
+    if at == log.shape[0]:
         longer = np.zeros((2 * log.shape[0], log.shape[1]), dtype=log.dtype)
-        longer[:depth] = log
+        longer[:at] = log
         log = longer
-    log[depth, 0], log[depth, 1], log[depth, 2], log[depth, 3] = kind, step, total, frontier
+    for column in range(len(row)):
+        log[at, column] = row[column]
     return log
 
 
@@ -199,10 +200,10 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
                 ended = cycles()
                 if awake == 0 or not (awake >= before or awake > n / beta):
                     count = _queue_of_front(front, queue)
-                    log = _logged(log, depth, 1, ended - stepped, cycles() - started, awake)
+                    log = _logged(log, depth, (1, ended - stepped, cycles() - started, awake))
                     depth += 1
                     break
-                log = _logged(log, depth, 1, ended - stepped, ended - started, awake)
+                log = _logged(log, depth, (1, ended - stepped, ended - started, awake))
                 depth += 1
                 started = ended
             scout = 1
@@ -218,7 +219,7 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
         count = next_count[0]
         queue, next_queue = next_queue, queue
         ended = cycles()
-        log = _logged(log, depth, 0, ended - stepped, ended - started, count)
+        log = _logged(log, depth, (0, ended - stepped, ended - started, count))
         depth += 1
     return log[:depth]
 
@@ -552,9 +553,11 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
     in its slot, one of `window` slots used in turn (GAPBS's bins, shared): with weights below
     (window - 1) * delta every bucket fits them, and no pass over all vertices finds the next one.
     Beyond them, or beyond a slot's `capacity` (n holds every vertex once; two workers lowering one
-    vertex may both add it), vertices wait in a far set that a pass over all vertices collects from. False if more
-    than `rounds` rounds were run (rounds < 0: no bound, else no bucket fusion; a negative cycle
-    with delta inf: one bucket), else True."""
+    vertex may both add it), vertices wait in a far set that a pass over all vertices collects from.
+    Returns whether it finished within `rounds` rounds (rounds < 0: no bound, else no bucket fusion;
+    a negative cycle with delta inf: one bucket) and a row a round: its bucket, 1 if it ran in
+    parallel (0: on this thread), its cycles, the cycles since the round before (the bucket's
+    search with them), and its frontier."""
     n = dist.shape[0]
     bits = dist.view(np.int64)
     queued = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
@@ -566,9 +569,11 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
     queue, next_queue = np.empty(max(n, 1), dtype=indices.dtype), np.empty(max(n, 1), dtype=indices.dtype)
     queue_count = np.zeros(1, dtype=np.int64)
     fuse = rounds < 0
+    log = np.zeros((64, 5), dtype=np.int64)
     dist[source] = 0.0
     slots[0, 0], slot_counts[0] = source, 1
     bucket, taken = 0, 0
+    started = cycles()
     while True:
         s = bucket % window
         frontier, count = slots[s], min(slot_counts[s], slots.shape[1])
@@ -576,15 +581,20 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
             count, queue_count[0] = queue_count[0], 0
             frontier, queue, next_queue = queue, next_queue, queue
         while count:
-            taken += 1
-            if 0 <= rounds < taken:
-                return False
-            if _edges_at_most(indptr, frontier, count, SERIAL_EDGES):
-                _relax_serial(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
-                              queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse)
-            else:
+            if 0 <= rounds <= taken:
+                return False, log[:taken]
+            stepped = cycles()
+            parallel = not _edges_at_most(indptr, frontier, count, SERIAL_EDGES)
+            if parallel:
                 _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
                              queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse, workers)
+            else:
+                _relax_serial(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
+                              queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse)
+            ended = cycles()
+            log = _logged(log, taken, (bucket, np.int64(parallel), ended - stepped, ended - started, count))
+            taken += 1
+            started = ended
             count, queue_count[0] = queue_count[0], 0
             frontier, queue, next_queue = queue, next_queue, queue
         slot_counts[s] = 0
@@ -599,7 +609,7 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
             far_lowest[:] = np.iinfo(np.int64).max
             far_lowest[0] = left
         if bucket == np.iinfo(np.int64).max:
-            return True
+            return True, log[:taken]
 
 
 @njit(parallel=True, cache=True)

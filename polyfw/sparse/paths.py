@@ -70,14 +70,15 @@ def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:
     return v
 
 
-def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps: list | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
     """(distances, parents) from `source`: inf and -1 where unreachable.
 
     method: 'dijkstra' (non-negative weights, serial), 'delta-stepping' (non-negative weights,
     parallel over each bucket's frontier), 'bellman-ford' (any weights, rounds over the out-edges
     of the vertices the last round improved; NegativeCycleError naming a vertex on a cycle
     reachable from the source) or 'auto' (delta-stepping unless a weight is
-    negative, then Bellman-Ford)."""
+    negative, then Bellman-Ford). steps: delta-stepping's rounds, as delta_stepping's."""
     if method not in SSSP_METHODS:
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
     csr = as_csr(graph, directed=directed)
@@ -97,7 +98,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
         if stuck >= 0:
             raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
     elif method in ("delta-stepping", "auto"):
-        dist = delta_stepping(csr, source)
+        dist = delta_stepping(csr, source, steps=steps)
         parent = _tight_tree(csr, source, dist)
     else:
         scratch = csr.m + 1
@@ -107,26 +108,33 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True) -> tup
     return dist, parent
 
 
-def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None) -> np.ndarray:
-    """See _stepping; every weight must be non-negative."""
-    return _stepping(csr, source, delta)[0]
+def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None, steps: list | None = None) -> np.ndarray:
+    """See _stepping; every weight must be non-negative. steps: a list to append one (bucket,
+    'parallel' or 'serial', the round's seconds, the seconds since the round before, the frontier)
+    per round to: where a search's time goes."""
+    dist, _, log = _stepping(csr, source, delta)
+    if steps is not None:
+        rate = cycles_per_second()
+        steps += [(int(bucket), "parallel" if parallel else "serial", round_cycles / rate, since / rate, int(frontier))
+                  for bucket, parallel, round_cycles, since, frontier in log]
+    return dist
 
 
 def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: int | None = None
-              ) -> tuple[np.ndarray, bool]:
+              ) -> tuple[np.ndarray, bool, np.ndarray]:
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
     frontier of parallel work. delta: default DELTA_OF_MEAN of the mean weight. With one
     bucket (delta = inf) this is seed 002's frontier Bellman-Ford, edge-parallel over the active
-    vertices' edges, for any weights: (distances, False) if frontiers were still non-empty after
-    `rounds` rounds (a negative cycle), else (distances, True)."""
+    vertices' edges, for any weights: (distances, False, log) if frontiers were still non-empty after
+    `rounds` rounds (a negative cycle), else (distances, True, log); kernels.stepping's log."""
     if delta is None:
         delta = max(csr.mean_weight * DELTA_OF_MEAN, 1e-300)
     dist = np.full(csr.n, np.inf)
-    finished = stepping(csr.indptr, csr.indices, csr.weights, source, dist, float(delta), bucket_slots(csr, delta),
-                        max(csr.n, 1), 4 * numba.get_num_threads(), -1 if rounds is None else rounds)
-    return dist, finished
+    finished, log = stepping(csr.indptr, csr.indices, csr.weights, source, dist, float(delta), bucket_slots(csr, delta),
+                             max(csr.n, 1), 4 * numba.get_num_threads(), -1 if rounds is None else rounds)
+    return dist, finished, log
 
 
 def bucket_slots(csr: CSRGraph, delta: float) -> int:

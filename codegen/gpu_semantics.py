@@ -10,7 +10,10 @@ own writes), and the writes of all blocks are merged when the launch
 ends; two blocks writing different values to one element raise
 `ConcurrentWriteError` (on a GPU one of the writes would be lost).
 Reading an element another block writes in the same launch is allowed:
-the relaxed model's benign race, which reads the old value here.
+the relaxed model's benign race, which reads the old value here. An array
+whose writes are atomic minima merges by 'min' (the smallest stands, as
+on a GPU), and one whose every write is valid (a BFS parent: any frontier
+vertex) by 'any'.
 """
 from __future__ import annotations
 
@@ -24,11 +27,19 @@ class ConcurrentWriteError(RuntimeError):
     """Two thread blocks of one launch wrote different values to the same element."""
 
 
-class ConcurrentBlocksMatrix(FakeCUDAArray):
-    """A simulated device matrix whose blocks each work on a private copy during a launch."""
+#: how the blocks' writes to one element meet when a launch ends: 'exclusive' (one block a value:
+#: different values raise), 'min' (atomic minima: the smallest stands) or 'any' (any one stands)
+MERGES = ("exclusive", "min", "any")
 
-    def __init__(self, host: np.ndarray) -> None:
+
+class ConcurrentBlocksMatrix(FakeCUDAArray):
+    """A simulated device array whose blocks each work on a private copy during a launch."""
+
+    def __init__(self, host: np.ndarray, merge: str = "exclusive") -> None:
+        if merge not in MERGES:
+            raise ValueError(f"merge must be one of {', '.join(MERGES)}, got {merge!r}")
         super().__init__(np.array(host, copy=True))
+        self._merge = merge
         self._lock = threading.Lock()
         self._private: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] | None = None
         self._launch = ""
@@ -42,7 +53,9 @@ class ConcurrentBlocksMatrix(FakeCUDAArray):
         blocks = sorted(self._private)
         for number, block in enumerate(blocks):
             values, written = self._private[block]
-            clash = written & (owner >= 0) & (merged != values)
+            if self._merge == "min":
+                values = np.where(owner >= 0, np.minimum(merged, values), values)
+            clash = written & (owner >= 0) & (merged != values) & (self._merge == "exclusive")
             if clash.any():
                 where = tuple(int(x) for x in np.argwhere(clash)[0])
                 other = blocks[int(owner[where])]

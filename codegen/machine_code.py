@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import os
 import re
 import shutil
@@ -254,6 +255,17 @@ def hot_loop(instructions: list[Instruction]) -> HotLoop | None:
     return best
 
 
+def outermost_loop(instructions: list[Instruction]) -> int | None:
+    """The instructions of the widest loop (a backward branch's span, inner loops included; not the
+    branch to itself that ends a kernel); None without one."""
+    spans = [(instruction.branch_target, instruction.address) for instruction in instructions
+             if instruction.branch_target is not None and instruction.branch_target < instruction.address]
+    if not spans:
+        return None
+    first, last = max(spans, key=lambda span: span[1] - span[0])
+    return sum(first <= instruction.address <= last for instruction in instructions)
+
+
 @dataclass(frozen=True)
 class KernelReport:
     """ptxas's resources and the SASS hot loop of one kernel."""
@@ -267,6 +279,8 @@ class KernelReport:
     blocks_per_sm: int
     instructions: int
     loop: HotLoop | None
+    #: its SASS, in address order
+    listing: tuple[Instruction, ...] = ()
 
     @property
     def spills(self) -> int:
@@ -301,7 +315,8 @@ def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90") -> KernelRe
     instructions = sass_instructions(sass)
     return KernelReport(name, threads, registers, _resource(r"(\d+) bytes spill stores", info),
                         _resource(r"(\d+) bytes spill loads", info), shared,
-                        blocks_per_sm(spec, threads, registers, shared), len(instructions), hot_loop(instructions))
+                        blocks_per_sm(spec, threads, registers, shared), len(instructions), hot_loop(instructions),
+                        tuple(instructions))
 
 
 def gpu_report(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> list[KernelReport]:
@@ -323,13 +338,22 @@ def batch_report(compiled, arch: str = "sm_90", result_dtype: str | None = None)
     loop is one layer's relaxations of a thread's elements."""
     if compiled.target != "cuda":
         raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
-    spec = architecture(arch)
     vector = lambda dtype: types.Array(dtype, 1, "C")  # noqa: E731
     element, result = getattr(types, compiled.dtype), getattr(types, result_dtype or compiled.dtype)
     signature = (vector(types.int64), vector(types.int64), vector(types.int32), vector(types.int32),
                  vector(element), vector(result), vector(types.int64), vector(types.int64), vector(types.int64),
                  result, result, element, types.int64, types.int64, types.int64)
+    return kernel_report("batch_run", compiled.run.py_func, signature, compiled.threads, arch,
+                         (compiled.source, f"batch_run_{result_dtype or compiled.dtype}"))
+
+
+def kernel_report(name: str, function, signature: tuple, threads: int, arch: str = "sm_90",
+                  key: tuple[str, str] | None = None) -> KernelReport:
+    """A CUDA kernel's Python function compiled for `arch` with `signature` (types.*) and assembled.
+    key: (its module's source, a name) to keep its PTX under the cache as every kernel's is."""
+    spec = architecture(arch)
+    source, label = key or (inspect.getsource(function), name)
     with _device_standing_in(spec.compute_capability):
-        ptx = _cached_ptx(_ptx_path(compiled.source, f"batch_run_{result_dtype or compiled.dtype}", arch),
-                          lambda: cuda.compile_ptx(compiled.run.py_func, signature, cc=spec.compute_capability)[0])
-    return assemble("batch_run", ptx, compiled.threads, arch)
+        ptx = _cached_ptx(_ptx_path(source, label, arch),
+                          lambda: cuda.compile_ptx(function, signature, cc=spec.compute_capability)[0])
+    return assemble(name, ptx, threads, arch)

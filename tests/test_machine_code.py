@@ -166,3 +166,17 @@ def test_merged_ptx_keeps_one_header_and_renames_shared_arrays_apart():
     assert merged.count(".version") == 1 and merged.count("NumbaEnv4same") == 1
     assert "_cudapy_smem_0_1[256]" in merged and "[_cudapy_smem_1_1]" in merged
     assert merged.count(".maxntid") == 2 and merged.index(".entry second") < merged.rindex(".maxntid")
+
+
+def test_gpu_report_reads_the_sparse_kernels(tmp_path):
+    """Seed 002's BFS and Bellman-Ford kernels: none spills, an SM holds the most blocks it can of them, an
+    edge-parallel kernel is one edge a thread (no loop but the atomic minimum's retry) and a vertex-parallel
+    one loops over its edges."""
+    report = tmp_path / "sparse.json"
+    printed = polyfw("gpu-report", "--sparse", "--json", str(report))
+    assert "sparse kernels (seed 002), sm_90" in printed
+    kernels = {kernel["name"]: kernel for kernel in json.loads(report.read_text())["kernels"]}
+    assert set(kernels) == {"bfs_edges", "bfs_vertices", "relax_edges", "relax_vertices"}
+    assert all(kernel["spill_bytes"] == 0 and kernel["blocks_per_sm"] == 16 for kernel in kernels.values())
+    assert kernels["bfs_edges"]["widest_loop"] is None and kernels["relax_edges"]["widest_loop"] < 10
+    assert all(kernels[name]["widest_loop"] > 10 for name in ("bfs_vertices", "relax_vertices"))

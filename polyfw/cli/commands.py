@@ -338,7 +338,36 @@ def cmd_emit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_table(rows: list[tuple]) -> None:
+    widths = [max(len(str(row[column])) for row in rows) for column in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths)))
+
+
+def _sparse_gpu_report(args: argparse.Namespace) -> int:
+    from polyfw.sparse.cuda import machine_code
+
+    found = machine_code(args.arch)
+    print(f"sparse kernels (seed 002), {args.arch}: a launch a level or round, a thread an edge or a vertex")
+    _print_table([("kernel", "a thread takes", "threads", "registers", "spilled bytes", "blocks/SM",
+                   "SASS (no NOPs)", "widest loop")] +
+                 [(r.name, takes, r.threads, r.registers, r.spills, r.blocks_per_sm, code, "-" if loop is None else loop)
+                  for r, takes, code, loop in found])
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"arch": args.arch, "kernels": [dict(name=r.name, takes=takes, threads=r.threads,
+                                                           registers=r.registers, spill_bytes=r.spills,
+                                                           blocks_per_sm=r.blocks_per_sm, instructions=code,
+                                                           widest_loop=loop) for r, takes, code, loop in found]},
+                      out, indent=1)
+    return 0
+
+
 def cmd_gpu_report(args: argparse.Namespace) -> int:
+    if args.sparse:
+        if args.family or args.tree:
+            raise UsageError("give a family (or --tree) or --sparse, not both")
+        return _sparse_gpu_report(args)
     compiled = generate(schedule_from(args, "cuda"), target="cuda", dtype=args.dtype, **_given_options(args))
     reports, launches = gpu_report(compiled, args.arch), compiled.launches()
     print(f"{compiled.name}, {args.dtype}, {args.arch}, CUDA method {compiled.options.method}, tile "
@@ -354,9 +383,7 @@ def cmd_gpu_report(args: argparse.Namespace) -> int:
                      report.spills, report.shared_bytes, report.blocks_per_sm, report.instructions,
                      loop.instructions if loop else "-", loop.relaxations if loop else "-",
                      f"{loop.per_relaxation:.3f}" if loop else "-"))
-    widths = [max(len(str(row[column])) for row in rows) for column in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths)))
+    _print_table(rows)
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"schedule": compiled.name, "dtype": args.dtype, "arch": args.arch,

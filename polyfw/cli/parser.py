@@ -241,6 +241,9 @@ def _gpu_report(parser: argparse.ArgumentParser) -> None:
     family_flags(parser, tree=True)
     target_option_flags(parser)
     parser.add_argument("--dtype", default="float32", choices=["float32", "int32", "uint8"])
+    parser.add_argument("--sparse", action="store_true",
+                        help="the sparse kernels instead of a schedule's: seed 002's BFS and Bellman-Ford, a thread "
+                             "an edge or a vertex")
     _arch_flag(parser)
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
 

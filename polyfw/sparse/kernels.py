@@ -21,6 +21,13 @@ CLAIM = 64
 
 
 @njit(cache=True, inline="always")
+def _next_claim(claimed, claim, count):
+    """The next `claim` work items [first, last) off the shared counter; first >= count: none are left."""
+    first = fetch_add(claimed, 0, claim)
+    return first, min(first + claim, count)
+
+
+@njit(cache=True, inline="always")
 def _claim_size(count, workers):
     """Vertices a claim: CLAIM, but fewer on a small frontier, which would otherwise go to one worker whole."""
     return max(1, min(CLAIM, count // (2 * workers)))
@@ -60,10 +67,10 @@ def _top_down_share(indptr, indices, queue, count, parent, level, depth, next_qu
     held = 0
     found = 0
     while True:
-        first = fetch_add(claimed, 0, claim)
+        first, last = _next_claim(claimed, claim, count)
         if first >= count:
             break
-        for f in range(first, min(first + claim, count)):
+        for f in range(first, last):
             u = np.uint64(queue[f])  # unsigned: no wrap-around checks (bottom_up_step)
             for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
                 v = np.uint64(indices[e])
@@ -109,10 +116,10 @@ def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, dept
     for w in prange(workers):
         awake = 0
         while True:
-            claim = fetch_add(claimed, 0, WORD_CLAIM)
-            if claim >= words:
+            first_word, last_word = _next_claim(claimed, WORD_CLAIM, words)
+            if first_word >= words:
                 break
-            for word in range(claim, min(claim + WORD_CLAIM, words)):
+            for word in range(first_word, last_word):
                 bits = np.uint64(0)
                 first = np.uint64(word) << six
                 for v in range(first, min(first + np.uint64(64), n)):
@@ -455,10 +462,9 @@ def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, 
     later_held = np.zeros(window, dtype=np.int64)
     held = 0
     while True:
-        first = fetch_add(claimed, 0, claim)
+        first, last = _next_claim(claimed, claim, count)
         if first >= count:
             break
-        last = min(first + claim, count)
         for f in range(first, last):
             queued[frontier[f]] = 0
         fence()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import inspect
 import os
 import re
 import shutil
@@ -347,12 +346,12 @@ def batch_report(compiled, arch: str = "sm_90", result_dtype: str | None = None)
                          (compiled.source, f"batch_run_{result_dtype or compiled.dtype}"))
 
 
-def kernel_report(name: str, function, signature: tuple, threads: int, arch: str = "sm_90",
-                  key: tuple[str, str] | None = None) -> KernelReport:
+def kernel_report(name: str, function, signature: tuple, threads: int, arch: str, key: tuple[str, str]
+                  ) -> KernelReport:
     """A CUDA kernel's Python function compiled for `arch` with `signature` (types.*) and assembled.
     key: (its module's source, a name) to keep its PTX under the cache as every kernel's is."""
     spec = architecture(arch)
-    source, label = key or (inspect.getsource(function), name)
+    source, label = key
     with _device_standing_in(spec.compute_capability):
         ptx = _cached_ptx(_ptx_path(source, label, arch),
                           lambda: cuda.compile_ptx(function, signature, cc=spec.compute_capability)[0])

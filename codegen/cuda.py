@@ -208,7 +208,7 @@ class _Writer:
         def statement(_: str, args: list[str]) -> list[str]:
             kb, ib, jb = args
             if kind == "registers":
-                return lines.step(marks.role, kb, ib, jb)
+                return lines.record(marks.role, kb, ib, jb)
             if kind == "product":
                 return lines.step(kb, ib, jb)
             return stage_call(role_number(marks.role), kb, ib, jb)
@@ -219,7 +219,10 @@ class _Writer:
         prologue = lines.prologue if lines is not None else STAGE_PROLOGUE
         epilogue = lines.epilogue if lines is not None else STAGE_EPILOGUE
         parameters = [f"{key} = n" for key in self.proved.parameters if key != "n"]
-        body = node_to_python(node, hooks, indent=1)
+        if kind == "registers":  # the AST replayed to find each step, the step's code written once
+            body = lines.replay(node_to_python(node, hooks, indent=2), self.roles[number])
+        else:
+            body = node_to_python(node, hooks, indent=1)
         inner = _iterators_below(node)
         outer = [name for _, name in sorted(self.scope.items()) if name not in inner and name in read]
         arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *outer])
@@ -227,10 +230,12 @@ class _Writer:
                 else "min-plus product, method " + self.options.method if kind == "product"
                 else "tile-layers on a held block")
         decorator = "@cuda.jit(cache=True)"
-        if kind == "registers" and self.options.registers.threads <= 128:
-            # launch bounds let ptxas schedule for the block's size; at 256 threads it would also hold the
-            # kernel to 128 registers and spill
-            decorator = f"@cuda.jit(cache=True, **on_gpu(launch_bounds={self.options.registers.threads}))"
+        if kind == "registers":
+            # launch bounds hold each thread to the registers that leave min_blocks blocks resident on an SM,
+            # and the carveout gives shared memory the most of the SM's L1 so that their staging fits too
+            shapes = self.options.registers
+            decorator = (f"@cuda.jit(cache=True, **on_gpu(launch_bounds=({shapes.threads}, {shapes.min_blocks}), "
+                         f"shared_memory_carveout='MaxShared'))")
         head = ["", "", decorator, f"def band_{number}({arguments}):", f'    """Parallel band {number}: {what}."""']
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
                          + ["    " + line for line in epilogue]) + "\n", outer

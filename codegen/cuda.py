@@ -20,6 +20,7 @@ first imported); target 'cuda' needs a GPU.
 """
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -116,6 +117,34 @@ def _iterators_below(node: isl.AstNode) -> set[str]:
     return names
 
 
+_ISL_ITERATOR = re.compile(r"\bc(\d+)\b")
+#: an integer of the AST, but not a divisor (a run-time one costs a 64-bit division routine's registers)
+_INTEGER = re.compile(r"(?<![\w.])(?<!% )(?<!// )(\d+)(?![\w.])")
+
+
+def abstracted(lines: list[str], outer: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """A kernel's AST lines with every integer but divisors a parameter (k0, k1, ...) and isl's iterators
+    named by first use (t0, t1, ...), so that bands whose ASTs differ only in constants (the
+    recursive family's levels, any n) are one kernel, compiled once. Returns the lines, the
+    outer iterators' new names (in `outer`'s order) and the integers, in the parameters' order."""
+    names: dict[str, str] = {}
+    constants: list[str] = []
+
+    def name(match: re.Match) -> str:
+        return names.setdefault(match.group(0), f"t{len(names)}")
+
+    def constant(match: re.Match) -> str:
+        constants.append(match.group(1))
+        return f"k{len(constants) - 1}"
+
+    for iterator in outer:
+        name(re.match(r".*", iterator))
+    written = [line if line.lstrip().startswith("#") else _INTEGER.sub(constant, _ISL_ITERATOR.sub(name, line))
+               for line in lines]
+    return written, [names[iterator] for iterator in outer] + [f"k{number}" for number in range(len(constants))], \
+        constants
+
+
 class _Writer:
     """Splits the AST at parallel marks into the host driver and one kernel per band."""
 
@@ -126,6 +155,10 @@ class _Writer:
         self.regions: dict[str, Workers] = {}  # the loops each band's launch runs as thread blocks
         self.kinds: list[str] = []  # how each band's kernel runs its tasks (_kind)
         self.roles: list[frozenset[str | None]] = []  # the roles of each band's tile-layers
+        #: each band's kernel as written, the host iterators it takes, and (register tiles) its variant with
+        #: the AST's integers as arguments and the values of all its arguments
+        self.variants: list[tuple[str, list[str], tuple[str, list[str]] | None]] = []
+        self.sources: list[str] = []  # the source of each band's kernel (_choose_kernels)
 
     def host_hooks(self) -> Hooks:
         marks, mark = _role_marks(comments=True)
@@ -148,7 +181,7 @@ class _Writer:
 
     def band(self, mark: str, node: isl.AstNode) -> list[str]:
         """Host lines launching a kernel for the band below a parallel mark; the kernel is kept."""
-        number = len(self.kernels)
+        number = len(self.variants)
         assignments: list[str] = []
         y_loop = _single_path(node, assignments)
         host = [f"# parallel band {number}: one thread block per task", *assignments]
@@ -180,10 +213,29 @@ class _Writer:
         kind = self._kind(statements, _iterators_below(node) - set(grid))
         self.kinds.append(kind)
         self.roles.append(frozenset(role for role, _ in statements))
-        source, outer = self._kernel(number, node, grid, kind)
-        host.append(f"launch.stage(band_{number}, {kind!r}, x0, x1, y0, y1{''.join(', ' + o for o in outer)})")
-        self.kernels.append(source)
+        concrete, outer, general = self._kernel(number, node, grid, kind)
+        host.append(f"launch.stage(band_{number}, {kind!r}, x0, x1, y0, y1<arguments of band {number}>)")
+        self.variants.append((concrete, outer, general))
         return host
+
+    def _choose_kernels(self, driver: str) -> str:
+        """Each band's kernel into self.kernels and self.sources, and the driver's launches given their
+        arguments: bands whose kernels differ only in the AST's integers (the recursive family's levels)
+        share one, compiled once, that takes them as arguments; any other keeps its integers written in
+        (immediates: an integer read as an argument costs registers the held block needs)."""
+        templates: dict[str, list[int]] = {}
+        for number, (_, _, general) in enumerate(self.variants):
+            if general is not None:
+                templates.setdefault(general[0].replace(f"def band_{number}(", "def band("), []).append(number)
+        first_of = {number: group[0] for group in templates.values() if len(group) > 1 for number in group}
+        for number, (concrete, outer, general) in enumerate(self.variants):
+            first = first_of.get(number)
+            source, arguments = (concrete, outer) if first is None else general
+            self.sources.append(source if first is None else self.variants[first][2][0])
+            self.kernels.append(source if first in (None, number) else
+                                f"\n\nband_{number} = band_{first}  # the same kernel\n")
+            driver = driver.replace(f"<arguments of band {number}>", "".join(", " + a for a in arguments))
+        return driver
 
     def _kind(self, statements: list[tuple[str | None, list[set[str]]]], inner: set[str]) -> str:
         """How a band's kernel runs its tasks: 'registers' (method R, every tile-layer with a role),
@@ -200,8 +252,10 @@ class _Writer:
                              f"{MAX_SHARED_TILE}; this schedule's tile is {self.options.tile}")
         return "tile-layers"
 
-    def _kernel(self, number: int, node: isl.AstNode, grid: dict[str, str], kind: str) -> tuple[str, list[str]]:
-        """The band's kernel source, and the host iterators it takes (those its code reads)."""
+    def _kernel(self, number: int, node: isl.AstNode, grid: dict[str, str], kind: str
+                ) -> tuple[str, list[str], tuple[str, list[str]] | None]:
+        """The band's kernel source and the host iterators it takes (those its code reads); for register
+        tiles also the kernel with the AST's integers as arguments, and the values it takes."""
         lines = {"registers": RegisterLines, "product": product_lines}.get(kind, lambda _: None)(self.options)
         marks, mark = _role_marks(comments=True)
 
@@ -216,16 +270,25 @@ class _Writer:
         read: set[str] = set()  # the names the body's expressions read
         hooks = Hooks(statement=statement, mark=mark, loop=lambda iterator: grid.get(iterator, "range"),
                       expression=lambda expr: read.update(ids_in(expr)))
+        ast = node_to_python(node, hooks, indent=2 if kind == "registers" else 1)
+        inner = _iterators_below(node)
+        outer = [name for _, name in sorted(self.scope.items()) if name not in inner and name in read]
+        if kind != "registers":
+            return self._function(number, kind, ast, outer, lines), outer, None
+        # the AST replayed to find each step, the step's code written once; as written, and with its integers
+        # made arguments (the kernel another band may share)
+        concrete = self._function(number, kind, lines.replay(ast, self.roles[number], ["grid_x0", "grid_y0", *outer]),
+                                  outer, lines)
+        general, renamed, constants = abstracted(ast, outer)
+        shared = self._function(number, kind, lines.replay(general, self.roles[number],
+                                                           ["grid_x0", "grid_y0", *renamed]), renamed, lines)
+        return concrete, outer, (shared, outer + constants)
+
+    def _function(self, number: int, kind: str, body: list[str], arguments: list[str], lines) -> str:
         prologue = lines.prologue if lines is not None else STAGE_PROLOGUE
         epilogue = lines.epilogue if lines is not None else STAGE_EPILOGUE
         parameters = [f"{key} = n" for key in self.proved.parameters if key != "n"]
-        if kind == "registers":  # the AST replayed to find each step, the step's code written once
-            body = lines.replay(node_to_python(node, hooks, indent=2), self.roles[number])
-        else:
-            body = node_to_python(node, hooks, indent=1)
-        inner = _iterators_below(node)
-        outer = [name for _, name in sorted(self.scope.items()) if name not in inner and name in read]
-        arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *outer])
+        arguments = ", ".join(["a", "status", "n", "grid_x0", "grid_y0", *arguments])
         what = ("register tiles (method R), roles " + ", ".join(sorted(self.roles[number])) if kind == "registers"
                 else "min-plus product, method " + self.options.method if kind == "product"
                 else "tile-layers on a held block")
@@ -236,9 +299,9 @@ class _Writer:
             shapes = self.options.registers
             decorator = (f"@cuda.jit(cache=True, **on_gpu(launch_bounds=({shapes.threads}, {shapes.min_blocks}), "
                          f"shared_memory_carveout='MaxShared'))")
-        head = ["", "", decorator, f"def band_{number}({arguments}):", f'    """Parallel band {number}: {what}."""']
+        head = ["", "", decorator, f"def band_{number}({arguments}):", f'    """A parallel band: {what}."""']
         return "\n".join(head + ["    " + line for line in parameters + prologue] + body
-                         + ["    " + line for line in epilogue]) + "\n", outer
+                         + ["    " + line for line in epilogue]) + "\n"
 
     def source(self, name: str, target: str, kernels_module: str) -> str:
         level = ("tile-layers T[kb, ib, jb]" if self.proved.level == "tile"
@@ -247,7 +310,8 @@ class _Writer:
                     kernels=kernels_module)
         parameters = [f"    {key} = {value}" for key, value in self.proved.parameters.items()]
         body = node_to_python(self.proved.ast, self.host_hooks(), indent=1)
-        return head + "\n".join(parameters + body) + "\n" + "".join(self.kernels)
+        driver = self._choose_kernels(head + "\n".join(parameters + body) + "\n")
+        return driver + "".join(self.kernels)
 
 
 @dataclass
@@ -328,6 +392,8 @@ class CudaCompiledSchedule(Compiled):
     band_kinds: tuple[str, ...] = ()
     #: the roles of band k's tile-layers (None: a tile-layer without a role)
     band_roles: tuple[frozenset, ...] = ()
+    #: the source of band k's kernel (bands whose ASTs differ only in constants share one)
+    band_sources: tuple[str, ...] = ()
     proof: Verdict = field(kw_only=True)
 
     def launches(self) -> int:
@@ -336,6 +402,12 @@ class CudaCompiledSchedule(Compiled):
         counter = _LaunchCounter()
         self._run(counter)
         return counter.launches
+
+    def kernel_key(self, name: str) -> str:
+        """What kernel `name` compiles from: its own source and the kernel module it calls (not the
+        host driver, which changes with n while most kernels do not)."""
+        own = self.band_sources[int(name.split("_")[1])] if name.startswith("band_") else name
+        return f"{self._kernels.__name__}\n{own}"
 
     def kernels(self) -> dict[str, tuple[object, tuple[int, ...]]]:
         """Each kernel a run may launch, by name: (its Numba dispatcher, its thread block's shape)."""
@@ -435,6 +507,7 @@ def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus
     compiled = CudaCompiledSchedule(schedule.name, schedule.n, target, options, driver_text, kernels_text,
                                     isl_c_source(proved), time.perf_counter() - started, run, kernels,
                                     workers=writer.regions, band_kinds=tuple(writer.kinds),
-                                    band_roles=tuple(writer.roles), proof=prove(schedule))
+                                    band_roles=tuple(writer.roles), band_sources=tuple(writer.sources),
+                                    proof=prove(schedule))
     _COMPILED[key] = compiled
     return compiled

@@ -46,6 +46,7 @@ columns never reach a real element.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -458,13 +459,6 @@ def _staging_budget(threads: int) -> int:
 _PREFETCH = 8
 
 
-#: k unrolled by element kind, in a band of products alone: an integer relaxation is one DPX instruction
-#: (VIADDMNMX) on sm_90, which leaves the registers for two k's operands at 8 x 8 within the launch bounds' 128;
-#: float32's FADD + FMNMX spilled at 2, and so did int32 in a band that also closes a pivot or writes a panel
-#: back (ptxas -v, sm_90; tests/test_machine_code.py holds every shape spill-free)
-_UNROLL = {"i": 2, "u": 2, "f": 1}
-
-
 @functools.lru_cache(maxsize=None)
 def register_tiles(tile: int, dtype: str) -> RegisterTiles:
     """The largest thread block (8 x 8 down to 1 x 1) dividing the tile that still leaves 64
@@ -480,7 +474,7 @@ def register_tiles(tile: int, dtype: str) -> RegisterTiles:
             elements, spare = divmod(tile * chunk, threads)
             if (not spare and tile % chunk == 0 and chunk % elements == 0 and tile % elements == 0
                     and elements <= _PREFETCH and 4 * tile * chunk * size <= _staging_budget(threads)):
-                return RegisterTiles(tile, block, chunk, _UNROLL[np.dtype(dtype).kind] if chunk % 2 == 0 else 1, size)
+                return RegisterTiles(tile, block, chunk, 1, size)
     raise ValueError(f"no register tiling of a {tile}-wide tile in {dtype} (method R takes tiles 1..{MAX_TILE})")
 
 
@@ -496,6 +490,8 @@ VEC = $vector
 SPAN = $span
 #: matrix indices as unsigned: Numba then emits no wraparound for negative ones
 index = uint64
+#: a kernel's step counters count in int32 (an int64 takes two registers)
+ONE = int32(1)
 
 
 @cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
@@ -528,7 +524,7 @@ def hold(a, acc, i0, j0, held_i, held_j, t):
     if i0 != held_i or j0 != held_j:
         release_registers(a, acc, held_i, held_j, t)
         load_registers(a, acc, i0, j0, t)
-    return i0, j0
+    return int32(i0), int32(j0)  # 32 bits: one register each, held through every step
 
 
 @cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
@@ -566,11 +562,10 @@ $relax_product
 
 
 @cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
-def product_layer(a, acc, a_s, b_s, i0, j0, k0, n, t, unrolled):
+def product_layer(a, acc, a_s, b_s, i0, j0, k0, n, t):
     """acc (+)= a[i0.., k0..] (x) a[k0.., j0..] over the layer's depth. The k-slices are double
     buffered: slice c + 1 is fetched into registers before slice c is computed and staged after
-    it, so its global loads are in flight during the computation; one barrier a slice. k is
-    unrolled by UNROLL where `unrolled` (RegisterLines: in a band of products alone)."""
+    it, so its global loads are in flight during the computation; one barrier a slice."""
     ty = t // ACROSS
     tx = t % ACROSS
     last = min(R, n - k0) - 1
@@ -583,12 +578,8 @@ def product_layer(a, acc, a_s, b_s, i0, j0, k0, n, t, unrolled):
         buffer = c % 2
         if c + 1 < slices:
             fetched = fetch_slice(a, i0, j0, k0, (c + 1) * CHUNK, last, t)
-        if unrolled:  # a constant where it is inlined: one of the two loops is compiled
-            for k in range(buffer * CHUNK, buffer * CHUNK + CHUNK, $unroll):
+        for k in range(buffer * CHUNK, buffer * CHUNK + CHUNK, $unroll):
 $unrolled_k
-        else:
-            for k in range(buffer * CHUNK, buffer * CHUNK + CHUNK):
-                relax_k(acc, a_s, b_s, k, ty, tx)
         if c + 1 < slices:
             stage_slice(a_s, b_s, 1 - buffer, t, fetched)
         cuda.syncthreads()
@@ -719,7 +710,7 @@ def register_source(options: CudaOptions) -> str:
                 store_block=_indent(_held_block(options, load=False), 2),
                 relax_product=_relax_product_lines(options),
                 relax_pivot=options.relax("acc[r * TM + s]", "x", "row_s[place(tx, s)]"),
-                unrolled_k="\n".join(f"                relax_k(acc, a_s, b_s, k + {u}, ty, tx)"
+                unrolled_k="\n".join(f"            relax_k(acc, a_s, b_s, k + {u}, ty, tx)"
                                       for u in range(shapes.unroll)),
                 unrolled_pivot=_indent(pivot, 1), **_fetch_lines(options))
 
@@ -736,7 +727,7 @@ class RegisterLines:
 
     A step's code (a product is hundreds of unrolled instructions) is written once per kernel,
     not once per statement of the AST: inlined at every statement, the copies of a band with
-    several (a generalized LeadRowCol has three) pushed ptxas past the registers the launch
+    several (a generalized LeadRowCol has three) pushed ptxas past the 128 registers the launch
     bounds allow, and it spilled. So the kernel replays the task's loops (a few scalar
     instructions a statement) to find its next tile-layer, runs it, and replays again until no
     statement is left: the same tile-layers in the same order as the AST, so the same proof."""
@@ -749,7 +740,7 @@ class RegisterLines:
         staging = f"cuda.shared.array(({2 * shapes.chunk}, R), DT, alignment=STAGING_ALIGNMENT)"
         return [f"acc = cuda.local.array({shapes.block * shapes.block}, DT)  # this thread's part of the held block",
                 f"a_s = {staging}  # k-slices of A, transposed", f"b_s = {staging}  # k-slices of B",
-                "t = cuda.threadIdx.x", "held_i = -1", "held_j = -1"]
+                "t = cuda.threadIdx.x", "held_i = int32(-1)", "held_j = int32(-1)"]
 
     @property
     def epilogue(self) -> list[str]:
@@ -758,32 +749,43 @@ class RegisterLines:
     def record(self, role: str, kb: str, ib: str, jb: str) -> list[str]:
         """A statement of the replayed AST: the tile-layer itself when it is the one looked for."""
         return ["if seen == wanted:",
-                f"    role, step_kb, step_ib, step_jb = int32({CUDA_ROLE_NUMBERS[role]}), int32({kb}), int32({ib}), "
-                f"int32({jb})",
-                "seen += int32(1)"]
+                f"    role, step_kb, step_ib, step_jb = int32({_ROLE_CONSTANTS.get(role, 'GENERIC')}), int32({kb}), "
+                f"int32({ib}), int32({jb})",
+                "seen += ONE"]
 
-    def replay(self, ast_lines: list[str], roles: frozenset) -> list[str]:
+    def replay(self, ast_lines: list[str], roles: frozenset, integers: list[str]) -> list[str]:
         """The kernel's body: the AST (written with record's statements, two levels in) replayed
-        for step 0, 1, ... of the task; each found step made the held block's and run by its role."""
+        for step 0, 1, ... of the task; each found step made the held block's and run by its role.
+
+        The held block's registers stay live through the replay, so the AST must need few more:
+        it reads its integers (the kernel's arguments and block indices) from shared memory, in
+        32 bits, where it uses them. As arguments, the compiler loaded them all (int64: two
+        registers each) and kept them beside the held block, and a generalized band spilled."""
         pad = "    "
-        run = [f"held_i, held_j = hold(a, acc, step_ib * R, step_jb * R, held_i, held_j, t)"]
+        integers = [*integers, "cuda.blockIdx.x", "cuda.blockIdx.y"]
+        where = {name: f"integers[{number}]" for number, name in enumerate(integers)}
+        pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(name)}\b" for name in integers))
+        ast_lines = [pattern.sub(lambda match: where[match.group(0)], line) for line in ast_lines]
+        kept = [f"integers = cuda.shared.array({len(integers)}, int32)  # the AST's integers (see replay)",
+                "if t == 0:", *(f"{pad}integers[{number}] = {name}" for number, name in enumerate(integers)),
+                "cuda.syncthreads()"]
+        run = ["held_i, held_j = hold(a, acc, step_ib * R, step_jb * R, held_i, held_j, t)"]
         products = sorted(roles - {"I"}, key=str)
         product = [*([] if set(products) <= {"DD"} else  # a panel reads its own block: the held values go back
-                     [f"if role != {CUDA_ROLE_NUMBERS['DD']}:", f"{pad}release_registers(a, acc, held_i, held_j, t)"]),
-                   f"product_layer(a, acc, a_s, b_s, held_i, held_j, step_kb * R, n, t, {roles == {'DD'}})"]
+                     ["if role != DD:", f"{pad}release_registers(a, acc, held_i, held_j, t)"]),
+                   "product_layer(a, acc, a_s, b_s, held_i, held_j, step_kb * R, n, t)"]
         pivot = ["close_pivot(acc, step_kb * R, n, t, status)"]
         if "I" in roles and products:
-            run += [f"if role == {CUDA_ROLE_NUMBERS['I']}:", *(pad + line for line in pivot), "else:",
-                    *(pad + line for line in product)]
+            run += ["if role == PIVOT:", *(pad + line for line in pivot), "else:", *(pad + line for line in product)]
         else:
             run += pivot if "I" in roles else product
-        return [f"{pad}wanted = int32(0)", f"{pad}while True:",
+        return [*(pad + line for line in kept), f"{pad}wanted = int32(0)", f"{pad}while True:",
                 f"{pad * 2}seen = int32(0)", f"{pad * 2}role = int32(-1)",
                 f"{pad * 2}step_kb = step_ib = step_jb = int32(0)",
                 *ast_lines,
                 f"{pad * 2}if role < 0:", f"{pad * 3}break",
                 *(pad * 2 + line for line in run),
-                f"{pad * 2}wanted += int32(1)"]
+                f"{pad * 2}wanted += ONE"]
 
 
 def cuda_kernel_source(options: CudaOptions) -> str:

@@ -17,6 +17,7 @@ kernel can turn into relaxations.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -121,9 +122,10 @@ def _signature(kernel, name: str, dtype: str) -> tuple:
 def kernel_ptx(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> dict[str, str]:
     """The PTX of every kernel a run of `compiled` (target 'cuda') may launch, by kernel name.
 
-    Each is kept under cache_dir()/ptx, keyed by the driver's source (which names the kernel
-    module by its source's hash), the kernel, the architecture and the compilers' versions: a
-    report of a schedule seen before compiles nothing (compiling takes 1-10 s a kernel)."""
+    Each is kept under cache_dir()/ptx, keyed by the kernel's own source (and the kernel module's,
+    by its name, which holds its hash), the architecture and the compilers' versions: a report
+    of a schedule seen before, or of another n whose kernels are the same, compiles nothing
+    (compiling takes 1-10 s a kernel)."""
     if compiled.target != "cuda":
         raise ValueError(f"PTX is compiled from target 'cuda', not {compiled.target!r}")
     spec = architecture(arch)
@@ -131,7 +133,8 @@ def kernel_ptx(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> dict[st
     with _device_standing_in(spec.compute_capability):
         for name, (kernel, _) in compiled.kernels().items():
             bounds = kernel.targetoptions.get("launch_bounds")
-            found[name] = _cached_ptx(_ptx_path(compiled.source, name, arch), lambda: cuda.compile_ptx(
+            found[name] = _cached_ptx(_ptx_path(compiled.kernel_key(name), kernel.py_func.__name__, arch),
+                                      lambda: cuda.compile_ptx(
                 kernel.py_func, _signature(kernel, name, compiled.options.dtype), cc=spec.compute_capability,
                 launch_bounds=bounds)[0])
     return found
@@ -321,7 +324,13 @@ def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90") -> KernelRe
 def gpu_report(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> list[KernelReport]:
     """Every kernel of a schedule compiled for target 'cuda', as an `arch` GPU would run it."""
     launches = compiled.kernels()
-    return [assemble(name, ptx, _threads(launches[name][1]), arch) for name, ptx in kernel_ptx(compiled, arch).items()]
+    assembled: dict[str, KernelReport] = {}  # bands that share a kernel are assembled once
+    reports = []
+    for name, ptx in kernel_ptx(compiled, arch).items():
+        if ptx not in assembled:
+            assembled[ptx] = assemble(name, ptx, _threads(launches[name][1]), arch)
+        reports.append(dataclasses.replace(assembled[ptx], name=name))
+    return reports
 
 
 def _threads(block: tuple[int, ...]) -> int:

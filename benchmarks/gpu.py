@@ -1,27 +1,32 @@
-"""GPU benchmark: generated CUDA schedules against the device's own min-plus ceiling.
+"""GPU benchmark: every family's generated CUDA code beside yardsticks polyfw did not write.
 
-    .venv/bin/python benchmarks/gpu.py [--sizes 4096 8192 16384] [--dtype float32|int32] [--json F]
+    .venv/bin/python benchmarks/gpu.py [--sizes 8192 16384] [--dtypes float32 int32] [--json F]
 
-Needs a CUDA GPU (target 'cuda'); `NUMBA_ENABLE_CUDASIM=1 ... --target cudasim --tile 4
---sizes 12 --kappa-n 12` runs the script itself in the simulator (against a nominal ceiling).
+Needs a CUDA GPU. In one run, side by side:
 
-The ceiling is measured, not nominal: the register-tiled product that every schedule's DD stage
-runs (method R's kernel of classic at this n and tile, launched for every block layer over all its
-DD tasks), in relaxations per second. Beside it, the static prediction: the device's lanes x clock
-over the SASS instructions per relaxation of that kernel's hot loop (codegen.machine_code, as
-`polyfw gpu-report` prints it). Per schedule and variant it prints the time of a whole call (one
-copy in, the stages, one copy out; median of --repeats), relaxations/s (n^3 / time), the share of
-the measured ceiling, the kernel launches, and the host driver's seconds (its loops and launches
-run ahead of the asynchronous kernels: near the whole time, they would mean a host bottleneck).
-Then seed 000's time-vs-kappa curve of the generalized schedule. Every result up to --check-up-to
-(and every point of the kappa curve) is checked against the CPU's generated classic schedule; a
-WRONG row is reported as wrong and not timed, rows above that size say "not checked".
+- the independent ceiling: ../shared/peers/gpu/minplus_ceiling.cu compiled with nvcc (the
+  toolkit's, or the nvidia-cuda-nvcc wheel's) and run; a dtype's ceiling is its best mode
+  (float32: f32, f32x2; int32: i32, dpx, i32x2);
+- the hand-written peer: ../shared/peers/gpu/blocked_fw.cu compiled by NVRTC through cupy's
+  RawModule, its three kernels launched per block layer (kernels only, as its authors
+  measured it), checked exact first;
+- every family of polyfw (classic tile 64 and 128, generalized, recursive, method A), whole
+  calls (copy in, every stage, copy out), each checked exact against the CPU first, with the
+  rate gpu-report's model predicts beside the measured one;
+- seed 000's curve: generalized at n = --kappa-n for kappa = 1, 2, 4, 8, 16, against classic.
+
+Rates are relaxations per second (n^3 / seconds), medians of --repeats. --json writes the rows
+in the form polyfw/machine/gpu_measurements.json keeps (the kernels' facts with each), ready to
+be added to it so that the model is calibrated on them.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,68 +38,75 @@ from numba import cuda  # noqa: E402
 
 import schedules  # noqa: E402
 from codegen import generate  # noqa: E402
+from codegen.machine_code import gpu_report, tool  # noqa: E402
 from polyfw.comparison import median_seconds  # noqa: E402
+from polyfw.gpu_model import kernel_kinds, predict  # noqa: E402
+from schedules.gpu_time import KernelFacts  # noqa: E402
 
-#: FP32 lanes per SM by compute capability (7.x: Volta/Turing, 8.0: A100; 8.6 and later: 128)
-FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64}
-DEFAULT_LANES = 128
-TILE = 64
-
-
-def variants(tile: int, n: int) -> list[tuple[str, dict, dict]]:
-    """(family, schedule parameters, kernel options) measured at every size: method R (the default)
-    on every family and both tiles, seed 001's methods A and B for comparison."""
-    kappa = min(4, -(-n // tile))
-    return [
-        ("classic", {"tile": tile}, {}),
-        ("classic", {"tile": 2 * tile}, {}),
-        ("generalized", {"tile": tile, "kappa": kappa}, {}),
-        ("recursive", {"base": tile}, {}),
-        ("classic", {"tile": tile}, {"method": "A"}),
-        ("classic", {"tile": tile}, {"method": "B", "t_prime": 4}),
-    ]
+PEERS = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "gpu"
+#: the ceiling program's modes, by the dtype whose relaxation each one is
+CEILING_MODES = {"float32": ("f32", "f32x2"), "int32": ("i32", "dpx", "i32x2")}
+PEER_TYPES = {"float32": ("float", "float4"), "int32": ("int", "int4")}
 
 
-def device_lanes(target: str) -> tuple[float, str]:
-    """Lanes x clock of the device (instructions a second), and its description."""
-    if target == "cudasim":
-        return 1e12, "nominal (simulator)"
-    device = cuda.get_current_device()
-    sms = device.MULTIPROCESSOR_COUNT
-    clock_hz = device.CLOCK_RATE * 1e3  # kHz
-    lanes = FP32_LANES.get(device.compute_capability, DEFAULT_LANES)
-    name = device.name.decode() if isinstance(device.name, bytes) else device.name
-    return sms * lanes * clock_hz, (f"{name}: {sms} SMs x {lanes} lanes x {clock_hz / 1e9:.2f} GHz "
-                                    f"(cc {device.compute_capability[0]}.{device.compute_capability[1]})")
+def variants(n: int) -> list[tuple[str, dict, dict]]:
+    """(family, schedule parameters, kernel options) measured at every size."""
+    return [("classic", {"tile": 64}, {}), ("classic", {"tile": 128}, {}),
+            ("generalized", {"tile": 128, "kappa": 4}, {}), ("generalized", {"tile": 64, "kappa": 4}, {}),
+            ("recursive", {"base": 128}, {}), ("recursive", {"base": 64}, {}),
+            ("classic", {"tile": 64}, {"method": "A"})]
 
 
-def product_ceiling(n: int, dtype: str, tile: int, target: str, repeats: int) -> tuple[float, dict | None]:
-    """Relaxations/s of method R's DD kernel alone (classic's DD band over every block layer), and
-    the static figures of that kernel (None in the simulator, which has no machine code)."""
-    compiled = generate(schedules.build("classic", n, tile=tile), target=target, dtype=dtype)
-    band = next(number for number, roles in enumerate(compiled.band_roles) if roles == {"DD"})
-    kernel, block = compiled.kernels()[f"band_{band}"]
-    layers = -(-n // tile)
-    matrix = cuda.to_device(problem(layers * tile, dtype))
-    status = cuda.to_device(np.zeros(1, dtype=np.int64))
+def architecture() -> str:
+    major, minor = cuda.get_current_device().compute_capability
+    return f"sm_{major}{minor}"
+
+
+def independent_ceiling() -> dict[str, float]:
+    """The best rate of each dtype's modes of the peer ceiling program (compiled and run here)."""
+    with tempfile.TemporaryDirectory(prefix="polyfw-ceiling-") as folder:
+        binary = Path(folder, "ceiling")
+        subprocess.run([tool("nvcc"), "-O3", "-std=c++17", f"-arch={architecture()}a", "-DUNROLL=4",
+                        str(PEERS / "minplus_ceiling.cu"), "-o", str(binary)], check=True)
+        printed = subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout
+    print(printed.rstrip())
+    rates = {name: float(rate) * 1e12 for name, rate in re.findall(r"^(\S+)\s+unroll.*?([\d.]+) T relax/s", printed,
+                                                                      re.M)}
+    return {dtype: max(rates[mode] for mode in modes if mode in rates) for dtype, modes in CEILING_MODES.items()}
+
+
+def peer_blocked_fw(matrix: np.ndarray, expected: np.ndarray, repeats: int) -> dict | None:
+    """The hand-written CUDA C blocked FW on `matrix`: exactness, then its kernels' median seconds."""
+    import cupy
+
+    n = matrix.shape[0]
+    if n % 128:
+        return None
+    element, vector = PEER_TYPES[matrix.dtype.name]
+    module = cupy.RawModule(code=(PEERS / "blocked_fw.cu").read_text(),
+                            options=(f"-DELEM={element}", f"-DVEC={vector}", "-std=c++17"))
+    phase1, phase2, phase3 = (module.get_function(name) for name in ("phase1", "phase2", "phase3"))
+    device = cupy.asarray(matrix)
+    size, layers = np.int32(n), n // 64
 
     def run() -> None:
         for kb in range(layers):
-            kernel[(layers, layers), block](matrix, status, n, 0, 0, kb)
-        cuda.synchronize()
+            phase1((1,), (32, 32), (device, size, np.int32(kb)))
+            phase2((layers, 2), (32, 32), (device, size, np.int32(kb)))
+            phase3((n // 128, n // 128), (256,), (device, size, np.int32(kb)))
+        cupy.cuda.runtime.deviceSynchronize()
 
     run()
-    seconds = median_seconds(run, repeats)
-    relaxations = layers * (layers - 1) ** 2 * tile**3  # every DD tile-layer (not the pivot row and column)
-    static = None
-    if target == "cuda":
-        from codegen.machine_code import gpu_report
+    exact = bool(np.array_equal(cupy.asnumpy(device), expected))
 
-        major, minor = cuda.get_current_device().compute_capability
-        report = next(r for r in gpu_report(compiled, f"sm_{major}{minor}") if r.name == f"band_{band}")
-        static = {"per_relaxation": report.loop.per_relaxation, "registers": report.registers,
-                  "blocks_per_sm": report.blocks_per_sm}
-    return relaxations / seconds, static
+    kernels = []
+    for _ in range(repeats):  # the matrix copied in anew each time, outside the timed kernels
+        device.set(matrix)
+        cupy.cuda.runtime.deviceSynchronize()
+        started = time.perf_counter()
+        run()
+        kernels.append(time.perf_counter() - started)
+    return {"exact": exact, "seconds": float(np.median(kernels))}
 
 
 def problem(n: int, dtype: str) -> np.ndarray:
@@ -104,38 +116,6 @@ def problem(n: int, dtype: str) -> np.ndarray:
     return matrix
 
 
-def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expected: np.ndarray | None,
-            repeats: int, peak: float, target: str) -> dict:
-    n = matrix.shape[0]
-    started = time.perf_counter()
-    compiled = generate(schedules.build(family, n, **params), target=target, dtype=matrix.dtype.name, **variant)
-    compile_seconds = time.perf_counter() - started
-    work = matrix.copy()
-    compiled(work)  # warm-up: kernels compiled for this variant
-    # exact: True/False against the CPU, None when not checked (n above --check-up-to)
-    exact = None if expected is None else bool(np.array_equal(work, expected))
-    row = {"n": n, "dtype": matrix.dtype.name, "schedule": compiled.name, "variant": variant,
-           "compile_seconds": compile_seconds, "exact": exact}
-    if exact is False:  # a wrong answer has no speed worth reporting
-        wrong = int(np.count_nonzero(work != expected))
-        print(f"  {compiled.name:42s} {str(variant):40s} WRONG: {wrong} of {n * n} entries differ from the CPU; "
-              f"not timed", flush=True)
-        return {**row, "wrong_entries": wrong}
-
-    def once() -> None:
-        work[...] = matrix
-        compiled(work)
-
-    seconds = median_seconds(once, repeats)
-    row.update(seconds=seconds, rate=n**3 / seconds, of_ceiling=n**3 / seconds / peak,
-               launches=compiled.last_run["stages"], product_launches=compiled.last_run["products"],
-               driver_seconds=compiled.last_run["driver_seconds"])
-    print(f"  {compiled.name:42s} {str(variant):40s} {seconds:9.4f} s {row['rate'] / 1e12:7.3f} T/s "
-          f"{row['of_ceiling']:6.1%}  launches {row['launches']:5d} ({row['product_launches']} products), "
-          f"host driver {row['driver_seconds']:.3f} s{'  (exact)' if exact else '  (not checked)'}", flush=True)
-    return row
-
-
 def reference(matrix: np.ndarray) -> np.ndarray:
     """The CPU's generated classic schedule (itself exact against PolyBench in the tests)."""
     result = matrix.copy()
@@ -143,52 +123,89 @@ def reference(matrix: np.ndarray) -> np.ndarray:
     return result
 
 
+def kernel_facts(compiled) -> dict:
+    """The facts of the kernel each kind of stage runs, as gpu_measurements.json keeps them."""
+    facts = {}
+    for report, kind in zip(gpu_report(compiled, architecture()), kernel_kinds(compiled.band_roles)):
+        if report.loop is not None:
+            facts.setdefault(kind, {"per_relaxation": report.loop.per_relaxation, "threads": report.threads,
+                                    "registers": report.registers, "blocks_per_sm": report.blocks_per_sm})
+    facts.setdefault("panel", facts.get("DD"))
+    facts.setdefault("I", facts.get("panel"))
+    return facts
+
+
+def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expected: np.ndarray,
+            repeats: int, ceiling: float) -> dict:
+    n = matrix.shape[0]
+    schedule = schedules.build(family, n, **params)
+    compiled = generate(schedule, target="cuda", dtype=matrix.dtype.name, **variant)
+    work = matrix.copy()
+    compiled(work)  # warm-up: every kernel compiled
+    exact = bool(np.array_equal(work, expected))
+    row = {"family": family, "parameters": params, "options": variant, "n": n, "dtype": matrix.dtype.name,
+           "schedule": compiled.name, "exact": exact}
+    if not exact:  # a wrong answer has no speed worth reporting
+        row["wrong_entries"] = int(np.count_nonzero(work != expected))
+        print(f"  {compiled.name:46s} {str(variant):16s} WRONG: {row['wrong_entries']} of {n * n} entries differ "
+              "from the CPU; not timed", flush=True)
+        return row
+
+    def once() -> None:
+        work[...] = matrix
+        compiled(work)
+
+    seconds = median_seconds(once, repeats)
+    facts = kernel_facts(compiled)
+    predicted, _, _ = predict(schedule, {kind: KernelFacts(f["per_relaxation"], -(-f["threads"] // 32),
+                                                           f["blocks_per_sm"]) for kind, f in facts.items()})
+    row.update(seconds=seconds, rate=n**3 / seconds, of_ceiling=n**3 / seconds / ceiling, predicted_seconds=predicted,
+               launches=compiled.last_run["stages"], driver_seconds=compiled.last_run["driver_seconds"],
+               kernels=facts)
+    print(f"  {compiled.name:46s} {str(variant):16s} {seconds:8.4f} s {row['rate'] / 1e12:6.2f} T/s "
+          f"{row['of_ceiling']:6.1%} of the ceiling; model {n**3 / predicted / 1e12:6.2f} T/s "
+          f"({predicted / seconds - 1:+.0%}); {row['launches']} launches, host driver {row['driver_seconds']:.3f} s",
+          flush=True)
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192, 16384])
-    parser.add_argument("--dtype", default="float32", choices=["float32", "int32"])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[8192, 16384])
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"], choices=["float32", "int32"])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--check-up-to", type=int, default=8192, help="largest n checked against the CPU")
     parser.add_argument("--kappa-n", type=int, default=8192, help="n of the time-vs-kappa curve (0: skip)")
     parser.add_argument("--json", default=None, help="also save every measurement here")
-    parser.add_argument("--target", default="cuda", choices=["cuda", "cudasim"])
-    parser.add_argument("--tile", type=int, default=TILE, help="block size r (default %(default)s)")
     args = parser.parse_args()
-    lanes, how = device_lanes(args.target)
-    print(f"device: {how}; driver {cuda.driver.get_version() if args.target == 'cuda' else '-'}")
+    device = cuda.get_current_device()
+    name = device.name.decode() if isinstance(device.name, bytes) else device.name
+    print(f"device: {name}, {device.MULTIPROCESSOR_COUNT} SMs, driver {cuda.driver.get_version()}")
+    ceilings = independent_ceiling()
+    print("independent ceiling: " + ", ".join(f"{d} {r / 1e12:.2f} T/s" for d, r in ceilings.items()))
     rows: list[dict] = []
-    ceilings = {}
-    for n in args.sizes:
-        peak, static = product_ceiling(n, args.dtype, args.tile, args.target, args.repeats)
-        ceilings[n] = {"rate": peak, "static": static}
-        predicted = ""
-        if static:
-            per_relaxation = static["per_relaxation"]
-            predicted = (f", predicted {lanes / per_relaxation / 1e12:.2f} T/s from {per_relaxation:.3f} SASS "
-                         "instructions per relaxation")
-        print(f"n = {n}, {args.dtype}: ceiling (method R's product alone, tile {args.tile}) "
-              f"{peak / 1e12:.2f} T relaxations/s{predicted}")
-        matrix = problem(n, args.dtype)
-        expected = reference(matrix) if n <= args.check_up_to else None
-        print(f"n = {n}, {args.dtype}{'' if expected is not None else ' (not checked)'}")
-        rows += [measure(family, params, variant, matrix, expected, args.repeats, peak, args.target)
-                 for family, params, variant in variants(args.tile, n)]
-        exact = [r for r in rows if r["n"] == n and r["exact"]]
-        if exact:
-            best = max(exact, key=lambda r: r["rate"])
-            print(f"  => best exact {best['schedule']} {best['variant']}: {best['of_ceiling']:.1%} of the ceiling")
+    for dtype in args.dtypes:
+        for n in args.sizes:
+            matrix = problem(n, dtype)
+            expected = reference(matrix)
+            print(f"n = {n}, {dtype}", flush=True)
+            peer = peer_blocked_fw(matrix, expected, args.repeats)
+            if peer:
+                print(f"  hand-written CUDA C blocked FW (kernels only): {peer['seconds']:.4f} s "
+                      f"{n**3 / peer['seconds'] / 1e12:.2f} T/s{'' if peer['exact'] else '  WRONG'}", flush=True)
+                rows.append({"peer": "blocked_fw.cu", "n": n, "dtype": dtype, **peer})
+            for family, params, variant in variants(n):
+                rows.append(measure(family, params, variant, matrix, expected, args.repeats, ceilings[dtype]))
     if args.kappa_n:
         n = args.kappa_n
-        matrix = problem(n, args.dtype)
-        print(f"time vs kappa: generalized, n = {n}, r = {args.tile} (kappa = 1 is classic; exact rows only)")
-        expected = reference(matrix)  # the curve is only worth drawing from exact code
-        for kappa in (1, 2, 4, 8, 16, 32):
-            if kappa <= -(-n // args.tile):
-                row = measure("generalized", {"tile": args.tile, "kappa": kappa}, {}, matrix, expected,
-                              args.repeats, ceilings.get(n, {"rate": peak})["rate"], args.target)
-                rows.append({**row, "kappa": kappa})
+        for dtype in args.dtypes:
+            matrix = problem(n, dtype)
+            expected = reference(matrix)
+            print(f"seed 000's curve: generalized, n = {n}, tile 128, {dtype} (kappa = 1 is classic)", flush=True)
+            for kappa in (1, 2, 4, 8, 16):
+                rows.append({**measure("generalized", {"tile": 128, "kappa": kappa}, {}, matrix, expected,
+                                       args.repeats, ceilings[dtype]), "kappa": kappa})
     if args.json:
-        Path(args.json).write_text(json.dumps({"device": how, "ceilings": ceilings, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"device": name, "ceilings": ceilings, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -443,6 +443,21 @@ class RegisterTiles:
         """The two buffers of A and B k-slices a block stages its operands in."""
         return 4 * self.tile * self.chunk * self.element_bytes
 
+    def global_bytes_per_relaxation(self, layers: float = 1.0) -> float:
+        """Bytes a block moves to or from global memory per relaxation: an A and a B block each
+        tile-layer, and its own block loaded and stored once over a task of `layers` tile-layers."""
+        return (2 + 2 / layers) * self.element_bytes / self.tile
+
+    @property
+    def shared_bytes_per_relaxation(self) -> float:
+        """Shared memory read (a thread's rows of A and columns of B each k) and written (the staging)."""
+        return 2 * self.element_bytes / self.block + 2 * self.element_bytes / self.tile
+
+    @property
+    def barriers_per_relaxation(self) -> float:
+        """A block's barriers per relaxation it makes: one a k-slice, one more a tile-layer."""
+        return (self.tile / self.chunk + 1) / self.tile ** 3
+
 
 def _resident_blocks(threads: int) -> int:
     """Blocks of `threads` threads that make RESIDENT_WARPS warps, within the 32 an SM holds."""

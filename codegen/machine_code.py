@@ -50,6 +50,8 @@ class Architecture:
     blocks: int = 32
     #: shared memory the system keeps per thread block (sm_80 and later)
     reserved_shared_bytes: int = 1024
+    #: the shared memory the driver gave a kernel that asks for no carveout (Nsight Compute, H200: 64 KiB)
+    default_carveout_bytes: int = 64 * 1024
 
 
 ARCHITECTURES = {
@@ -283,10 +285,17 @@ class KernelReport:
     loop: HotLoop | None
     #: its SASS, in address order
     listing: tuple[Instruction, ...] = ()
+    #: the shared memory an SM gives its blocks under the carveout the kernel asks for
+    carveout_bytes: int = 0
 
     @property
     def spills(self) -> int:
         return self.spill_stores + self.spill_loads
+
+    @property
+    def resident_warps(self) -> int:
+        """Warps an SM holds at once: what hides the latency of loads and barriers (>= 16 on sm_90)."""
+        return self.blocks_per_sm * -(-self.threads // 32)
 
 
 def _resource(pattern: str, text: str) -> int:
@@ -294,18 +303,31 @@ def _resource(pattern: str, text: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def blocks_per_sm(spec: Architecture, threads: int, registers: int, shared_bytes: int) -> int:
-    """Thread blocks one SM holds at once: registers go to warps in units of 256, rows of 8."""
+def carveout_bytes(spec: Architecture, carveout: str | int | None) -> int:
+    """The shared memory an SM holds for its blocks under a kernel's shared_memory_carveout option."""
+    if carveout is None or carveout in ("default", -1):
+        return spec.default_carveout_bytes
+    percent = {"maxshared": 100, "maxl1": 0}.get(str(carveout).lower(), carveout)
+    return int(spec.shared_bytes * int(percent) / 100)
+
+
+def blocks_per_sm(spec: Architecture, threads: int, registers: int, shared_bytes: int,
+                  carveout: int | None = None) -> int:
+    """Thread blocks one SM holds at once: registers go to warps in units of 256, rows of 8; shared
+    memory within the carveout (default: all the SM has)."""
     warps = -(-threads // 32)
     per_warp = -(-registers * 32 // 256) * 256
     by_registers = spec.registers // (per_warp * warps) if registers else spec.blocks
-    by_shared = spec.shared_bytes // (shared_bytes + spec.reserved_shared_bytes)
+    by_shared = (spec.shared_bytes if carveout is None else carveout) // (shared_bytes + spec.reserved_shared_bytes)
     return min(by_registers, by_shared, spec.threads // (warps * 32), spec.blocks)
 
 
-def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90") -> KernelReport:
-    """Assemble one kernel's PTX with ptxas; read its resources and its SASS."""
+def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90", carveout: str | int | None = None
+             ) -> KernelReport:
+    """Assemble one kernel's PTX with ptxas; read its resources and its SASS. carveout: the kernel's
+    shared_memory_carveout option (None: the driver's default)."""
     spec = architecture(arch)
+    shared_limit = carveout_bytes(spec, carveout)
     with tempfile.TemporaryDirectory(prefix="polyfw-sass-") as folder:
         source, cubin = Path(folder, f"{name}.ptx"), Path(folder, f"{name}.cubin")
         source.write_text(ptx)
@@ -317,8 +339,8 @@ def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90") -> KernelRe
     instructions = sass_instructions(sass)
     return KernelReport(name, threads, registers, _resource(r"(\d+) bytes spill stores", info),
                         _resource(r"(\d+) bytes spill loads", info), shared,
-                        blocks_per_sm(spec, threads, registers, shared), len(instructions), hot_loop(instructions),
-                        tuple(instructions))
+                        blocks_per_sm(spec, threads, registers, shared, shared_limit), len(instructions),
+                        hot_loop(instructions), tuple(instructions), shared_limit)
 
 
 def gpu_report(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> list[KernelReport]:
@@ -328,7 +350,9 @@ def gpu_report(compiled: "CudaCompiledSchedule", arch: str = "sm_90") -> list[Ke
     reports = []
     for name, ptx in kernel_ptx(compiled, arch).items():
         if ptx not in assembled:
-            assembled[ptx] = assemble(name, ptx, _threads(launches[name][1]), arch)
+            kernel, block = launches[name]
+            assembled[ptx] = assemble(name, ptx, _threads(block), arch,
+                                      kernel.targetoptions.get("shared_memory_carveout"))
         reports.append(dataclasses.replace(assembled[ptx], name=name))
     return reports
 

@@ -286,3 +286,21 @@ def test_a_task_that_loops_over_rows_is_not_run_as_a_product():
     assert schedules.check(schedule).model == "relaxed"
     run_concurrently(schedule)
     assert "min-plus product" not in generate(schedule, target="cudasim").source
+
+
+def test_register_tiles_in_runs_of_four_are_exact_with_concurrent_blocks():
+    # tile 32: 4 x 4 a thread, k-slices fetched and read in 128-bit runs (codegen.cuda_vectors); n = 40 leaves a
+    # last block layer 8 deep, whose slices are read element by element with k clamped
+    schedule = schedules.build("classic", 40, tile=32)
+    compiled = generate(schedule, target="cudasim", dtype="int32")
+    assert compiled.options.registers.vector == 4
+    run_concurrently(schedule, dtype="int32")
+
+
+def test_bands_whose_asts_differ_in_integers_share_one_kernel_and_stay_exact():
+    schedule = schedules.build("recursive", 12, base=2)
+    compiled = generate(schedule, target="cudasim", dtype="int32")
+    shared = [number for number, source in enumerate(compiled.band_sources)
+              if compiled.band_sources.index(source) != number]
+    assert shared and f"band_{shared[0]} = band_" in compiled.source  # one kernel, the integers its arguments
+    run_concurrently(schedule, dtype="int32")

@@ -368,33 +368,81 @@ def cmd_gpu_report(args: argparse.Namespace) -> int:
         if args.family or args.tree:
             raise UsageError("give a family (or --tree) or --sparse, not both")
         return _sparse_gpu_report(args)
-    compiled = generate(schedule_from(args, "cuda"), target="cuda", dtype=args.dtype, **_given_options(args))
+    schedule = schedule_from(args, "cuda")
+    compiled = generate(schedule, target="cuda", dtype=args.dtype, **_given_options(args))
     reports, launches = gpu_report(compiled, args.arch), compiled.launches()
     print(f"{compiled.name}, {args.dtype}, {args.arch}, CUDA method {compiled.options.method}, tile "
           f"{compiled.options.tile}: {launches} launches a run (n = {compiled.n})")
-    rows = [("kernel", "runs as", "threads", "registers", "spilled bytes", "shared bytes", "blocks/SM",
-             "SASS", "hot loop", "relaxations", "per relaxation")]
     names = [f"band_{number}" for number in range(len(compiled.band_kinds))]
     kinds = dict(zip(names, compiled.band_kinds))
     roles = {name: sorted(str(role) for role in band) for name, band in zip(names, compiled.band_roles)}
+    traffic = _register_traffic(compiled, kinds)
+    rows = [("kernel", "runs as", "threads", "registers", "spilled bytes", "shared bytes", "carveout", "blocks/SM",
+             "warps/SM", "global B/relax", "shared B/relax", "barriers/Mrelax", "SASS", "hot loop", "relaxations",
+             "per relaxation")]
     for report in reports:
-        loop = report.loop
+        loop, moved = report.loop, traffic.get(report.name)
         rows.append((report.name, kinds.get(report.name, "tile-layer"), report.threads, report.registers,
-                     report.spills, report.shared_bytes, report.blocks_per_sm, report.instructions,
-                     loop.instructions if loop else "-", loop.relaxations if loop else "-",
+                     report.spills, report.shared_bytes, f"{report.carveout_bytes // 1024} KiB", report.blocks_per_sm,
+                     report.resident_warps, *(("-",) * 3 if moved is None else
+                                              (f"{moved['global_bytes_per_relaxation']:.4f}",
+                                               f"{moved['shared_bytes_per_relaxation']:.3f}",
+                                               f"{moved['barriers_per_relaxation'] * 1e6:.2f}")),
+                     report.instructions, loop.instructions if loop else "-", loop.relaxations if loop else "-",
                      f"{loop.per_relaxation:.3f}" if loop else "-"))
     _print_table(rows)
+    predicted = _predicted_rate(schedule, compiled, reports)
+    if predicted:
+        print(f"predicted: {predicted['rate'] / 1e12:.2f} T relaxations/s ({predicted['seconds']:.4f} s) on "
+              f"{predicted['device']}, the model calibrated on {predicted['rows']} measured calls "
+              f"(polyfw.gpu_model: {predicted['latency_warps']:.1f} warps an SM half-busy, "
+              f"{predicted['launch_seconds'] * 1e6:.0f} us a launch)")
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"schedule": compiled.name, "dtype": args.dtype, "arch": args.arch,
-                       "launches": launches,
+                       "launches": launches, "predicted": predicted,
                        "kernels": [dict(name=r.name, kind=kinds.get(r.name, "tile-layer"), roles=roles.get(r.name, []),
                                         threads=r.threads,
                                         registers=r.registers, spill_bytes=r.spills, shared_bytes=r.shared_bytes,
-                                        blocks_per_sm=r.blocks_per_sm, instructions=r.instructions,
-                                        per_relaxation=r.loop.per_relaxation if r.loop else None)
+                                        carveout_bytes=r.carveout_bytes, blocks_per_sm=r.blocks_per_sm,
+                                        resident_warps=r.resident_warps, instructions=r.instructions,
+                                        per_relaxation=r.loop.per_relaxation if r.loop else None,
+                                        **traffic.get(r.name, {}))
                                    for r in reports]}, out, indent=1)
     return 0
+
+
+def _register_traffic(compiled, kinds: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Bytes and barriers per relaxation of each register-tile kernel (method R's shapes)."""
+    if compiled.options.method != "R":
+        return {}
+    shapes = compiled.options.registers
+    return {name: {"global_bytes_per_relaxation": shapes.global_bytes_per_relaxation(),
+                   "shared_bytes_per_relaxation": shapes.shared_bytes_per_relaxation,
+                   "barriers_per_relaxation": shapes.barriers_per_relaxation}
+            for name, kind in kinds.items() if kind == "registers"}
+
+
+def _predicted_rate(schedule, compiled, reports) -> dict | None:
+    """The rate polyfw.gpu_model predicts from these kernels (None for a tree without tiles)."""
+    from polyfw.gpu_model import kernel_kinds, measured_device, predict
+    from schedules.gpu_time import KernelFacts
+
+    if schedule.n is None or schedule.tile <= 1:
+        return None
+    facts: dict[str, KernelFacts] = {}
+    for report, kind in zip(reports, kernel_kinds(compiled.band_roles)):
+        if report.loop is not None:
+            facts.setdefault(kind, KernelFacts(report.loop.per_relaxation, -(-report.threads // 32),
+                                               report.blocks_per_sm))
+    if "DD" not in facts:
+        return None
+    facts.setdefault("panel", facts["DD"])
+    facts.setdefault("I", facts["panel"])
+    seconds, calibration, rows = predict(schedule, facts)
+    return {"seconds": seconds, "rate": schedule.n ** 3 / seconds, "rows": rows,
+            "device": measured_device(),
+            "latency_warps": calibration.latency_warps, "launch_seconds": calibration.launch_seconds}
 
 
 # ---------------------------------------------------------------- comparing and exploring

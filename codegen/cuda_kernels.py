@@ -39,9 +39,11 @@ closed in place (row and column k published through shared memory, layer
 by layer). A panel is a product with the closed pivot: P (x) B reads B as
 it was, which equals the nest's in-order update because P is closed.
 The device matrix is padded to a multiple of the tile, so no load or store
-is guarded; k never reaches the padding (clamped to the layer's depth:
-a repeated k changes nothing, (+) being idempotent), so padded rows and
-columns never reach a real element.
+is guarded; a layer's k stops at its depth (the staging may hold padding
+beyond it, which no relaxation reads), so padded rows and columns never
+reach a real element. A thread's rows and columns are runs of four
+(128-bit loads, codegen.cuda_vectors), and the launch bounds, the staging
+and the carveout keep RESIDENT_WARPS warps on an SM.
 """
 from __future__ import annotations
 
@@ -412,7 +414,6 @@ class RegisterTiles:
     tile: int
     block: int
     chunk: int
-    unroll: int
     element_bytes: int = 4
 
     @property
@@ -489,7 +490,7 @@ def register_tiles(tile: int, dtype: str) -> RegisterTiles:
             elements, spare = divmod(tile * chunk, threads)
             if (not spare and tile % chunk == 0 and chunk % elements == 0 and tile % elements == 0
                     and elements <= _PREFETCH and 4 * tile * chunk * size <= _staging_budget(threads)):
-                return RegisterTiles(tile, block, chunk, 1, size)
+                return RegisterTiles(tile, block, chunk, size)
     raise ValueError(f"no register tiling of a {tile}-wide tile in {dtype} (method R takes tiles 1..{MAX_TILE})")
 
 
@@ -543,19 +544,17 @@ def hold(a, acc, i0, j0, held_i, held_j, t):
 
 
 @cuda.jit(device=True, cache=True, **on_gpu(forceinline=True))
-def fetch_slice(a, i0, j0, k0, kc, last, t):
+def fetch_slice(a, i0, j0, k0, kc, t):
     """This thread's share of k-slice kc..kc+CHUNK-1 of the layer: PER_THREAD consecutive values of
     k in one row of A (the task's rows x the layer's columns), then PER_THREAD of one row of B
-    (the layer's rows x the task's columns) in runs of VEC a warp reads whole. k is clamped to
-    the layer's last (a repeated k changes nothing)."""
+    (the layer's rows x the task's columns) in runs of VEC a warp reads whole. In a layer less
+    deep than R (the last, when R does not divide n) it reads the matrix's padding beyond the
+    layer's depth, which the product never uses."""
     r = t % R
     c = (t // R) * PER_THREAD
-    if kc + CHUNK <= last + 1:
-$fetch_a_whole
-    else:
-$fetch_a_clamped
+$fetch_a
     row = t // (R // PER_THREAD)
-    k = index(k0 + min(kc + row, last))
+    k = index(k0 + kc + row)
 $fetch_b
     return $fetched
 
@@ -583,18 +582,18 @@ def product_layer(a, acc, a_s, b_s, i0, j0, k0, n, t):
     it, so its global loads are in flight during the computation; one barrier a slice."""
     ty = t // ACROSS
     tx = t % ACROSS
-    last = min(R, n - k0) - 1
-    slices = (last + CHUNK) // CHUNK
-    fetched = fetch_slice(a, i0, j0, k0, 0, last, t)
+    depth = min(R, n - k0)
+    slices = (depth + CHUNK - 1) // CHUNK
+    fetched = fetch_slice(a, i0, j0, k0, 0, t)
     cuda.syncthreads()  # the staging buffers' last readers are done
     stage_slice(a_s, b_s, 0, t, fetched)
     cuda.syncthreads()
     for c in range(slices):
         buffer = c % 2
         if c + 1 < slices:
-            fetched = fetch_slice(a, i0, j0, k0, (c + 1) * CHUNK, last, t)
-        for k in range(buffer * CHUNK, buffer * CHUNK + CHUNK, $unroll):
-$unrolled_k
+            fetched = fetch_slice(a, i0, j0, k0, (c + 1) * CHUNK, t)
+        for k in range(buffer * CHUNK, buffer * CHUNK + min(CHUNK, depth - c * CHUNK)):
+            relax_k(acc, a_s, b_s, k, ty, tx)
         if c + 1 < slices:
             stage_slice(a_s, b_s, 1 - buffer, t, fetched)
         cuda.syncthreads()
@@ -676,7 +675,6 @@ def _fetch_lines(options: CudaOptions) -> dict[str, str]:
     shapes = options.registers
     a_names, b_names = _fetched(shapes)
     whole = _run(options, "a", a_names, "i0 + r", "k0 + kc + c", load=True)
-    clamped = [f"{name} = a[index(i0 + r), index(k0 + min(kc + c + {e}, last))]" for e, name in enumerate(a_names)]
     # B: a thread's runs are R // PER_THREAD * VEC apart, so that consecutive threads read (and
     # stage) consecutive runs
     threads_per_row = shapes.tile // shapes.per_thread
@@ -692,7 +690,7 @@ def _fetch_lines(options: CudaOptions) -> dict[str, str]:
         stage += _run(options, "b_s", names, "row", f"({run * threads_per_row} + t % {threads_per_row}) * VEC",
                       load=False)
     unpack = f"{', '.join(a_names + b_names)} = fetched"
-    return {"fetch_a_whole": _indent(whole, 2), "fetch_a_clamped": _indent(clamped, 2), "fetch_b": _indent(b, 1),
+    return {"fetch_a": _indent(whole, 1), "fetch_b": _indent(b, 1),
             "fetched": ", ".join(a_names + b_names), "stage": _indent([unpack, *stage], 1)}
 
 
@@ -720,13 +718,11 @@ def register_source(options: CudaOptions) -> str:
         pivot += [f"    pivot_k(acc, row_s, column_s, k0, {g * shapes.span} + q * VEC + {v}, q, "
                   f"int64({g * shapes.vector + v}), depth, t, status)" for v in range(shapes.vector)]
     return fill(_REGISTER_TILES, block=str(shapes.block), chunk=str(shapes.chunk), per_thread=str(shapes.per_thread),
-                vector=str(shapes.vector), span=str(shapes.span), unroll=str(shapes.unroll),
+                vector=str(shapes.vector), span=str(shapes.span),
                 load_block=_indent(_held_block(options, load=True), 1),
                 store_block=_indent(_held_block(options, load=False), 2),
                 relax_product=_relax_product_lines(options),
                 relax_pivot=options.relax("acc[r * TM + s]", "x", "row_s[place(tx, s)]"),
-                unrolled_k="\n".join(f"            relax_k(acc, a_s, b_s, k + {u}, ty, tx)"
-                                      for u in range(shapes.unroll)),
                 unrolled_pivot=_indent(pivot, 1), **_fetch_lines(options))
 
 

@@ -50,8 +50,6 @@ class Architecture:
     blocks: int = 32
     #: shared memory the system keeps per thread block (sm_80 and later)
     reserved_shared_bytes: int = 1024
-    #: the shared memory the driver gave a kernel that asks for no carveout (Nsight Compute, H200: 64 KiB)
-    default_carveout_bytes: int = 64 * 1024
 
 
 ARCHITECTURES = {
@@ -304,9 +302,10 @@ def _resource(pattern: str, text: str) -> int:
 
 
 def carveout_bytes(spec: Architecture, carveout: str | int | None) -> int:
-    """The shared memory an SM holds for its blocks under a kernel's shared_memory_carveout option."""
+    """The shared memory an SM holds for its blocks under a kernel's shared_memory_carveout option
+    (none given: the driver's choice, taken as all of it)."""
     if carveout is None or carveout in ("default", -1):
-        return spec.default_carveout_bytes
+        return spec.shared_bytes
     percent = {"maxshared": 100, "maxl1": 0}.get(str(carveout).lower(), carveout)
     return int(spec.shared_bytes * int(percent) / 100)
 
@@ -325,7 +324,7 @@ def blocks_per_sm(spec: Architecture, threads: int, registers: int, shared_bytes
 def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90", carveout: str | int | None = None
              ) -> KernelReport:
     """Assemble one kernel's PTX with ptxas; read its resources and its SASS. carveout: the kernel's
-    shared_memory_carveout option (None: the driver's default)."""
+    shared_memory_carveout option (None: the driver's choice)."""
     spec = architecture(arch)
     shared_limit = carveout_bytes(spec, carveout)
     with tempfile.TemporaryDirectory(prefix="polyfw-sass-") as folder:

@@ -48,7 +48,9 @@ def test_a_resumed_model_search_walks_on_as_an_uninterrupted_one_and_measures_on
     explore_ = dict(strategy="model", repeats=1, progress=False, top=2)
     with Store(tmp_path / "whole.sqlite") as store:
         whole = explore(space, max_candidates=9, store=store, runner=Timed(), **explore_)
-    assert len(whole.records) > 4  # the top two, then the refinement
+    # the top two, then the refinement: at least two of it, so that the resumed search below starts inside it (how
+    # far it walks depends on the model's ranking, which depends on the machine's ISA: 4 on an AVX-512 Xeon)
+    assert len(whole.records) >= 4
     with Store(tmp_path / "parts.sqlite") as store:
         first = explore(space, max_candidates=3, store=store, runner=Timed(), **explore_)
         later = Timed()

@@ -12,7 +12,10 @@ DD tile-layers of one block a task is a min-plus product; other bands run
 their tile-layers on a block held in shared memory. Statements outside
 every band are launched one by one. Trees over points run as 1 x 1 tiles.
 The matrix is copied to the device once, padded to whole tiles, and back
-once. codegen.machine_code reads what the kernels compile to.
+once. Bands whose kernels differ only in their AST's integers (the
+recursive family's levels) share one kernel that takes the integers as
+arguments; other kernels keep them written in (immediates cost no
+registers). codegen.machine_code reads what the kernels compile to.
 
 Target 'cudasim' runs the same kernels in Numba's simulator (the
 environment variable NUMBA_ENABLE_CUDASIM=1 must be set before Numba is
@@ -137,8 +140,8 @@ def abstracted(lines: list[str], outer: list[str]) -> tuple[list[str], list[str]
         constants.append(match.group(1))
         return f"k{len(constants) - 1}"
 
-    for iterator in outer:
-        name(re.match(r".*", iterator))
+    for iterator in outer:  # the arguments named first, in their order
+        names.setdefault(iterator, f"t{len(names)}")
     written = [line if line.lstrip().startswith("#") else _INTEGER.sub(constant, _ISL_ITERATOR.sub(name, line))
                for line in lines]
     return written, [names[iterator] for iterator in outer] + [f"k{number}" for number in range(len(constants))], \

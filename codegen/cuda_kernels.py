@@ -439,11 +439,6 @@ class RegisterTiles:
         within 65536 / (threads x min_blocks) registers)."""
         return _resident_blocks(self.threads)
 
-    @property
-    def staging_bytes(self) -> int:
-        """The two buffers of A and B k-slices a block stages its operands in."""
-        return 4 * self.tile * self.chunk * self.element_bytes
-
     def global_bytes_per_relaxation(self, layers: float = 1.0) -> float:
         """Bytes a block moves to or from global memory per relaxation: an A and a B block each
         tile-layer, and its own block loaded and stored once over a task of `layers` tile-layers."""

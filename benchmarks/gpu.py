@@ -40,8 +40,7 @@ import schedules  # noqa: E402
 from codegen import generate  # noqa: E402
 from codegen.machine_code import gpu_report, tool  # noqa: E402
 from polyfw.comparison import median_seconds  # noqa: E402
-from polyfw.gpu_model import kernel_kinds, predict  # noqa: E402
-from schedules.gpu_time import KernelFacts  # noqa: E402
+from polyfw.gpu_model import kernel_reports, predict, stored_facts  # noqa: E402
 
 PEERS = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "gpu"
 #: the ceiling program's modes, by the dtype whose relaxation each one is
@@ -123,16 +122,11 @@ def reference(matrix: np.ndarray) -> np.ndarray:
     return result
 
 
-def kernel_facts(compiled) -> dict:
+def kernel_facts(compiled) -> dict[str, dict]:
     """The facts of the kernel each kind of stage runs, as gpu_measurements.json keeps them."""
-    facts = {}
-    for report, kind in zip(gpu_report(compiled, architecture()), kernel_kinds(compiled.band_roles)):
-        if report.loop is not None:
-            facts.setdefault(kind, {"per_relaxation": report.loop.per_relaxation, "threads": report.threads,
-                                    "registers": report.registers, "blocks_per_sm": report.blocks_per_sm})
-    facts.setdefault("panel", facts.get("DD"))
-    facts.setdefault("I", facts.get("panel"))
-    return facts
+    return {kind: {"per_relaxation": report.loop.per_relaxation, "threads": report.threads,
+                   "registers": report.registers, "blocks_per_sm": report.blocks_per_sm}
+            for kind, report in kernel_reports(compiled.band_roles, gpu_report(compiled, architecture())).items()}
 
 
 def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expected: np.ndarray,
@@ -157,8 +151,7 @@ def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expect
 
     seconds = median_seconds(once, repeats)
     facts = kernel_facts(compiled)
-    predicted, _, _ = predict(schedule, {kind: KernelFacts(f["per_relaxation"], -(-f["threads"] // 32),
-                                                           f["blocks_per_sm"]) for kind, f in facts.items()})
+    predicted, _, _ = predict(schedule, stored_facts(facts))
     row.update(seconds=seconds, rate=n**3 / seconds, of_ceiling=n**3 / seconds / ceiling, predicted_seconds=predicted,
                launches=compiled.last_run["stages"], driver_seconds=compiled.last_run["driver_seconds"],
                kernels=facts)

@@ -35,7 +35,8 @@ def measured_device() -> str:
     return _stored()["device"].split(" (")[0]
 
 
-def _facts(row_kernels: dict) -> dict[str, KernelFacts]:
+def stored_facts(row_kernels: dict) -> dict[str, KernelFacts]:
+    """A stored row's kernels ({kind: {per_relaxation, threads, blocks_per_sm, ...}}) as the model reads them."""
     return {kind: KernelFacts(k["per_relaxation"], -(-k["threads"] // 32), k["blocks_per_sm"])
             for kind, k in row_kernels.items()}
 
@@ -45,7 +46,7 @@ def _fitted_rows(rows: list[dict]) -> list[tuple]:
     for row in rows:
         schedule = build(row["family"], row["n"], **row["parameters"])
         if -(-row["n"] // schedule.tile) <= FIT_BLOCKS:
-            fitted.append((tile_view(schedule), _facts(row["kernels"]), row["seconds"]))
+            fitted.append((tile_view(schedule), stored_facts(row["kernels"]), row["seconds"]))
     return fitted
 
 
@@ -68,6 +69,25 @@ def kernel_kinds(band_roles: tuple[frozenset, ...]) -> list[str]:
     """The model's kind of each band's kernel: 'I' where it closes a pivot, 'panel' where it
     multiplies panels, else 'DD' (schedules.gpu_time's stage kinds)."""
     return ["I" if "I" in roles else "panel" if roles & {"SD_row", "SD_col"} else "DD" for roles in band_roles]
+
+
+def kernel_reports(band_roles: tuple[frozenset, ...], reports: list) -> dict:
+    """The machine-code report (codegen.machine_code.KernelReport) of the kernel each kind of stage
+    runs: the first band of that kind with a hot loop; a kind the schedule lacks takes the next
+    one's ('I' a panel's, a panel a DD product's)."""
+    found = {}
+    for report, kind in zip(reports, kernel_kinds(band_roles)):
+        if report.loop is not None:
+            found.setdefault(kind, report)
+    if "DD" in found:
+        found.setdefault("panel", found["DD"])
+        found.setdefault("I", found["panel"])
+    return found
+
+
+def facts(report) -> KernelFacts:
+    """What the model reads of a kernel's machine-code report."""
+    return KernelFacts(report.loop.per_relaxation, -(-report.threads // 32), report.blocks_per_sm)
 
 
 def predict(schedule, kernels: dict[str, KernelFacts]) -> tuple[float, GpuCalibration, int]:

@@ -424,24 +424,14 @@ def _register_traffic(compiled, kinds: dict[str, str]) -> dict[str, dict[str, fl
 
 
 def _predicted_rate(schedule, compiled, reports) -> dict | None:
-    """The rate polyfw.gpu_model predicts from these kernels (None for a tree without tiles)."""
-    from polyfw.gpu_model import kernel_kinds, measured_device, predict
-    from schedules.gpu_time import KernelFacts
+    """The rate polyfw.gpu_model predicts from these kernels (None without tiles or DD products)."""
+    from polyfw.gpu_model import facts, kernel_reports, measured_device, predict
 
-    if schedule.n is None or schedule.tile <= 1:
+    by_kind = kernel_reports(compiled.band_roles, reports)
+    if schedule.n is None or schedule.tile <= 1 or "DD" not in by_kind:
         return None
-    facts: dict[str, KernelFacts] = {}
-    for report, kind in zip(reports, kernel_kinds(compiled.band_roles)):
-        if report.loop is not None:
-            facts.setdefault(kind, KernelFacts(report.loop.per_relaxation, -(-report.threads // 32),
-                                               report.blocks_per_sm))
-    if "DD" not in facts:
-        return None
-    facts.setdefault("panel", facts["DD"])
-    facts.setdefault("I", facts["panel"])
-    seconds, calibration, rows = predict(schedule, facts)
-    return {"seconds": seconds, "rate": schedule.n ** 3 / seconds, "rows": rows,
-            "device": measured_device(),
+    seconds, calibration, rows = predict(schedule, {kind: facts(report) for kind, report in by_kind.items()})
+    return {"seconds": seconds, "rate": schedule.n ** 3 / seconds, "rows": rows, "device": measured_device(),
             "latency_warps": calibration.latency_warps, "launch_seconds": calibration.launch_seconds}
 
 

@@ -10,9 +10,9 @@ Needs a CUDA GPU. In one run, side by side:
 - the hand-written peer: ../shared/peers/gpu/blocked_fw.cu compiled by NVRTC through cupy's
   RawModule, its three kernels launched per block layer (kernels only, as its authors
   measured it), checked exact first;
-- every family of polyfw (classic tile 64 and 128, generalized, recursive, method A), whole
-  calls (copy in, every stage, copy out), each checked exact against the CPU first, with the
-  rate gpu-report's model predicts beside the measured one;
+- every family of polyfw (classic tile 64 and 128, with and without overlap, generalized,
+  recursive, method A), whole calls (copy in, every stage, copy out), each checked exact
+  against the CPU first, with the rate gpu-report's model predicts beside the measured one;
 - seed 000's curve: generalized at n = --kappa-n for kappa = 1, 2, 4, 8, 16, against classic.
 
 Rates are relaxations per second (n^3 / seconds), medians of --repeats. --json writes the rows
@@ -51,6 +51,7 @@ PEER_TYPES = {"float32": ("float", "float4"), "int32": ("int", "int4")}
 def variants(n: int) -> list[tuple[str, dict, dict]]:
     """(family, schedule parameters, kernel options) measured at every size."""
     return [("classic", {"tile": 64}, {}), ("classic", {"tile": 128}, {}),
+            ("classic", {"tile": 64, "overlap": True}, {}), ("classic", {"tile": 128, "overlap": True}, {}),
             ("generalized", {"tile": 128, "kappa": 4}, {}), ("generalized", {"tile": 64, "kappa": 4}, {}),
             ("recursive", {"base": 128}, {}), ("recursive", {"base": 64}, {}),
             ("classic", {"tile": 64}, {"method": "A"})]

@@ -33,7 +33,12 @@ MERGES = ("exclusive", "min", "any")
 
 
 class ConcurrentBlocksMatrix(FakeCUDAArray):
-    """A simulated device array whose blocks each work on a private copy during a launch."""
+    """A simulated device array whose blocks each work on a private copy during a launch.
+
+    Streams that run at once (between fork and join) get the same treatment one level up: each
+    starts from the matrix as it was at the fork, sees only its own launches' writes, and the
+    streams' writes are merged at the join, two different values for one element raising.
+    """
 
     def __init__(self, host: np.ndarray, merge: str = "exclusive") -> None:
         if merge not in MERGES:
@@ -43,29 +48,62 @@ class ConcurrentBlocksMatrix(FakeCUDAArray):
         self._lock = threading.Lock()
         self._private: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] | None = None
         self._launch = ""
+        #: between fork and join: the matrix at the fork, and each stream's (values, written)
+        self._forked: np.ndarray | None = None
+        self._streams: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._stream = 0
 
     def begin_launch(self, name: str) -> None:
         self._private, self._launch = {}, name
 
     def end_launch(self) -> None:
         """Merge the blocks' writes into the matrix; raise on two different values for one element."""
-        merged, owner = self._ary.copy(), np.full(self._ary.shape, -1, dtype=np.int64)
         blocks = sorted(self._private)
-        for number, block in enumerate(blocks):
-            values, written = self._private[block]
+        written = self._merged(self._ary, [(str(block), *self._private[block]) for block in blocks],
+                               f"{self._launch}: thread blocks")
+        if self._forked is not None:
+            self._streams[self._stream][1][...] |= written
+        self._private = None
+
+    def fork(self) -> None:
+        """The streams used until join() run at once, each from the matrix as it is now."""
+        self._forked, self._streams, self._stream = self._ary.copy(), {}, 0
+        self.use_stream(0)
+
+    def use_stream(self, number: int) -> None:
+        """Launches from now on are the given stream's."""
+        if self._forked is None:
+            raise RuntimeError("use_stream() needs a fork() first: streams run at once only between fork and join")
+        if number not in self._streams:
+            self._streams[number] = (self._forked.copy(), np.zeros(self._ary.shape, dtype=bool))
+        self._stream = number
+        self._ary = self._streams[number][0]
+
+    def join(self) -> None:
+        """Merge the streams' writes into the matrix as it was at the fork."""
+        merged, streams = self._forked, self._streams
+        self._forked, self._streams, self._stream = None, {}, 0
+        self._ary = merged
+        self._merged(merged, [(str(number), *streams[number]) for number in sorted(streams)],
+                     "a set of streams run at once: streams")
+
+    def _merged(self, target: np.ndarray, pieces: list[tuple[str, np.ndarray, np.ndarray]], what: str) -> np.ndarray:
+        """Write each piece's (name, values, written) into `target` by the merge rule; return where any
+        piece wrote. `what` names the pieces in an error ('launch 3: thread blocks')."""
+        merged, owner = target.copy(), np.full(target.shape, -1, dtype=np.int64)
+        for number, (name, values, written) in enumerate(pieces):
             if self._merge == "min":
                 values = np.where(owner >= 0, np.minimum(merged, values), values)
             clash = written & (owner >= 0) & (merged != values) & (self._merge == "exclusive")
             if clash.any():
                 where = tuple(int(x) for x in np.argwhere(clash)[0])
-                other = blocks[int(owner[where])]
                 raise ConcurrentWriteError(
-                    f"{self._launch}: thread blocks {other} and {block} both write a[{', '.join(map(str, where))}] "
+                    f"{what} {pieces[int(owner[where])][0]} and {name} both write a[{', '.join(map(str, where))}] "
                     f"({merged[where]} and {values[where]}); on a GPU one of the writes is lost")
             merged[written] = values[written]
             owner[written] = number
-        self._ary[...] = merged
-        self._private = None
+        target[...] = merged
+        return owner >= 0
 
     def _block_copy(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self._private is None:
@@ -84,6 +122,8 @@ class ConcurrentBlocksMatrix(FakeCUDAArray):
         copy = self._block_copy()
         if copy is None:
             super().__setitem__(index, value)
+            if self._forked is not None:  # a write outside a launch, on a stream between fork and join
+                self._streams[self._stream][1][index] = True
         else:
             copy[0][index] = value
             copy[1][index] = True

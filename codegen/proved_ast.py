@@ -17,15 +17,21 @@ import islpy as isl
 from schedules.emitted import UnsafeCodeError, Workers, check_emitted
 from schedules.proofs import UNSAFE, proof_path, prove
 from schedules.schedule import Schedule
-from schedules.stages import STAGE_MARK, TASK_MARK, compact_loops, mark_stages
+from schedules.stages import STAGE_MARK, STREAMS_MARK, TASK_MARK, compact_loops, mark_stages, stream_number
 from tiling.isl_ast import Hooks, build_ast, node_to_python
 
 PARALLEL_MARK = "parallel"
+#: numbered above each set of streams (streams_0, ...): the region a generator running the streams at once records
+STREAMS_REGION = STREAMS_MARK + "_"
 
 
 def is_parallel_mark(name: str) -> bool:
     """Parallel marks are numbered (parallel_0, parallel_1, ...): each is one region of the code."""
     return name.startswith(PARALLEL_MARK + "_")
+
+
+def is_streams_region(name: str) -> bool:
+    return name.startswith(STREAMS_REGION)
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,8 @@ class MarkState:
         self.in_task = False
 
     def enter(self, name: str) -> str:
-        """Take in a mark; say what it is: 'region', 'task', 'stage' or 'role'."""
+        """Take in a mark; say what it is: 'region', 'task', 'stage', 'streams' (a set of streams, one of them, or its
+        region) or 'role'."""
         if is_parallel_mark(name):
             self.region, self.in_task = name, False
             return "region"
@@ -93,6 +100,8 @@ class MarkState:
             return "task"
         if name == STAGE_MARK:
             return "stage"
+        if name == STREAMS_MARK or is_streams_region(name) or stream_number(name) is not None:
+            return "streams"
         self.role = name
         return "role"
 
@@ -128,10 +137,14 @@ def record_workers(regions: dict[str, Workers], mark: str, label: str, iterators
 
 
 def mark_parallel(tree: isl.Schedule) -> isl.Schedule:
-    """A numbered parallel mark above each band whose iterations are tasks (after mark_stages)."""
-    count = [0]
+    """A numbered parallel mark above each band whose iterations are tasks, and a numbered streams
+    region mark above each set of streams (after mark_stages)."""
+    count, overlaps = [0], [0]
 
     def above_tasks(node: isl.ScheduleNode) -> isl.ScheduleNode:
+        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() == STREAMS_MARK:
+            overlaps[0] += 1
+            return node.insert_mark(isl.Id(f"{STREAMS_REGION}{overlaps[0] - 1}"))
         if node.get_type() != isl.schedule_node_type.band or node.n_children() != 1:
             return node
         below = node.child(0)

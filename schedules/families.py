@@ -45,11 +45,33 @@ CLASSIC_STAGES = {
 }
 
 
-def classic_spec(stages: Sequence[str] = ("I", "SD", "DD")) -> Node:
+def classic_spec(stages: Sequence[str] = ("I", "SD", "DD"), overlap: bool = False) -> Node:
     """Classic blocked FW (κ = 1): per block layer, the pivot, then its row and column, then the rest."""
     order = _permutation(stages, ("I", "SD", "DD"), "classic stages")
+    if overlap:
+        if order != ("I", "SD", "DD"):
+            raise ValueError(f"classic with overlap runs its stages in the order I, SD, DD; got {', '.join(order)}")
+        return _overlap_spec()
     children = tuple(stage(f"classic.{name}", *CLASSIC_STAGES[name]) for name in order)
     return Band(("kb",), False, Sequence_(children))
+
+
+def _overlap_spec() -> Node:
+    """Classic with look-ahead: the next layer's pivot and panels run beside this layer's products.
+
+    Step s runs two children of a set, which the proof reads as concurrent (a GPU's two streams):
+    the products of layer s off row and column s + 1, and, in order, the products of layer s on
+    row and column s + 1 (what the next pivot and panels read), the pivot of layer s + 1 and its
+    panels. So a round's small launches hide behind the big one instead of draining the device.
+    """
+    head = "ib = kb or jb = kb"
+    next_cross = "ib != kb and jb != kb and (ib = kb + 1 or jb = kb + 1)"
+    rest = "ib != kb and jb != kb and ib != kb + 1 and jb != kb + 1"
+    ahead = Sequence_((stage("classic.next_DD", next_cross, ("DD",)),
+                       *(stage(f"classic.{name}", *CLASSIC_STAGES[name]) for name in ("I", "SD"))))
+    step = (("kb - 1", head), ("kb", "ib != kb and jb != kb"))
+    return Band((step,), False, Sequence_((stage("classic.DD", rest, ("DD",)),
+                                           Filter(f"({next_cross}) or ({head})", ahead)), unordered=True))
 
 
 # ---------------------------------------------------------------- generalized
@@ -211,10 +233,13 @@ register(Family("naive", "the loop nest as written: layer k, its rows in paralle
                 lambda values, given: {}, size=None))
 register(Family("classic", "blocked FW (κ = 1): per block layer the pivot, then its row and column, then the rest; 3Q stages",
                 (TILE, _order_parameter("stages", ("I", "SD", "DD"), "the order of a block layer's stages (only "
-                                        "I-SD-DD is legal; the others are for the checker)")),
-                lambda blocks, stages: classic_spec(stages),
-                lambda values, given: {} if values["stages"] == ("I", "SD", "DD") else
-                {"stages": "-".join(values["stages"])}))
+                                        "I-SD-DD is legal; the others are for the checker)"),
+                 Parameter("overlap", "bool", False, "the next layer's pivot and panels beside this layer's products "
+                           "(look-ahead; on a GPU, a second stream)")),
+                lambda blocks, stages, overlap: classic_spec(stages, overlap),
+                lambda values, given: ({} if values["stages"] == ("I", "SD", "DD") else
+                                       {"stages": "-".join(values["stages"])})
+                | ({"overlap": True} if values["overlap"] else {})))
 register(Family("generalized", "seed 000's multitile blocked FW: κ block layers per group; 3κ' stages a group (seed), 2κ'+1 (fused)",
                 (TILE,
                  Parameter("kappa", "int", 2, "block layers per group (seed 000's kappa)", up_to_blocks=True),

@@ -76,28 +76,49 @@ def _stage_kernel(roles: np.ndarray) -> str:
     return "panel" if present & {"SD_row", "SD_col"} else "DD"
 
 
+def _stage_seconds(view: StageView, lo: int, hi: int, facts: KernelFacts, device: GpuDevice,
+                   calibration: GpuCalibration, pivot: np.ndarray) -> tuple[float, float]:
+    """One stage (units lo:hi): its seconds (launch included) and the SM-seconds its blocks hold."""
+    tile = view.tile
+    task_layers = np.bincount(view.task[lo:hi] - view.task[lo])
+    pivot_layers = np.bincount(view.task[lo:hi] - view.task[lo], weights=pivot[view.role[lo:hi] + 1])
+    tasks = len(task_layers)
+    blocks = max(1, min(facts.blocks_per_sm, math.ceil(tasks / device.sms)))
+    per_block = sm_rate(facts, blocks, device, calibration) / blocks
+    task_seconds = task_layers * float(tile) ** 3 / per_block + pivot_layers * tile * calibration.pivot_step_seconds
+    waves = math.ceil(tasks / (device.sms * blocks))
+    # the tasks in waves of sms x blocks; the longest task bounds its wave
+    longest = np.sort(task_seconds)[::-1]
+    seconds = calibration.launch_seconds + sum(longest[w * device.sms * blocks] for w in range(waves))
+    return seconds, float(task_seconds.sum()) / blocks
+
+
 def predict_seconds(view: StageView, kernels: dict[str, KernelFacts], device: GpuDevice = GpuDevice(),
                     calibration: GpuCalibration = GpuCalibration()) -> float:
     """Seconds a run of the schedule whose tile view is `view` takes, its stages run as `kernels`
-    ('I', 'panel', 'DD': the facts of the kernel each kind of stage launches)."""
-    tile = view.tile
-    relaxations = float(tile) ** 3
+    ('I', 'panel', 'DD': the facts of the kernel each kind of stage launches).
+
+    The streams of a set run at once: the set takes its slowest stream's time, or, when the SMs
+    are the bound, the SM-seconds of all its blocks spread over every SM (the side streams have
+    the highest priority, so their blocks take the first free SMs)."""
     pivot = np.array([ROLES[r] == "I" if r >= 0 else False for r in range(-1, len(ROLES))])
+    starts = view.stage_start
     total = 0.0
-    starts = np.searchsorted(view.stage, np.arange(view.n_stages + 1))
+    streams: dict[int, dict[int, float]] = {}  # set of streams -> stream -> seconds
+    held: dict[int, float] = {}  # set of streams -> SM-seconds
     for stage in range(view.n_stages):
         lo, hi = starts[stage], starts[stage + 1]
-        facts = kernels[_stage_kernel(view.role[lo:hi])]
-        task_layers = np.bincount(view.task[lo:hi] - view.task[lo])
-        pivot_layers = np.bincount(view.task[lo:hi] - view.task[lo], weights=pivot[view.role[lo:hi] + 1])
-        tasks = len(task_layers)
-        blocks = max(1, min(facts.blocks_per_sm, math.ceil(tasks / device.sms)))
-        per_block = sm_rate(facts, blocks, device, calibration) / blocks
-        task_seconds = task_layers * relaxations / per_block + pivot_layers * tile * calibration.pivot_step_seconds
-        waves = math.ceil(tasks / (device.sms * blocks))
-        # the tasks in waves of sms x blocks; the longest task bounds its wave
-        longest = np.sort(task_seconds)[::-1]
-        total += calibration.launch_seconds + sum(longest[w * device.sms * blocks] for w in range(waves))
+        seconds, sm_seconds = _stage_seconds(view, lo, hi, kernels[_stage_kernel(view.role[lo:hi])], device,
+                                             calibration, pivot)
+        group = int(view.group[lo])
+        if group < 0:
+            total += seconds
+            continue
+        times = streams.setdefault(group, {})
+        times[int(view.stream[lo])] = times.get(int(view.stream[lo]), 0.0) + seconds
+        held[group] = held.get(group, 0.0) + sm_seconds
+    for group, times in streams.items():
+        total += max(max(times.values()), held[group] / device.sms + calibration.launch_seconds)
     return total
 
 

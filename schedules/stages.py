@@ -24,6 +24,8 @@ from tiling.isl_utils import count_points
 from .tree import ROLE_CONDITIONS
 
 STAGE_MARK, TASK_MARK = "stage", "task"
+#: above a set whose children each hold stages (STREAMS_MARK), and above each child (stream_<position>)
+STREAMS_MARK, STREAM_MARK = "streams", "stream"
 ROLES = tuple(ROLE_CONDITIONS)
 #: above this many units the enumerator is compiled with Numba
 COMPILE_ABOVE = 200_000
@@ -66,6 +68,8 @@ def _mark(node: isl.ScheduleNode) -> isl.ScheduleNode:
             return band.insert_mark(isl.Id(STAGE_MARK))
         return _mark(node.child(0)).parent()
     if kind == isl.schedule_node_type.set:
+        if any(_holds_stages(node.child(position).child(0)) for position in range(node.n_children())):
+            return _mark_streams(node)
         for position in range(node.n_children()):
             node = _task_below(node.child(position).child(0)).parent().parent()
             node = _climb_to_set(node)
@@ -80,6 +84,29 @@ def _mark(node: isl.ScheduleNode) -> isl.ScheduleNode:
                 isl.schedule_node_type.context, isl.schedule_node_type.guard):
         return _mark(node.child(0)).parent()
     raise ValueError(f"schedule tree node of type {kind} is not supported in a stage view")
+
+
+def _holds_stages(node: isl.ScheduleNode) -> bool:
+    """A set child holds stages of its own when, below its filters and marks, it is a sequence."""
+    while node.get_type() in (isl.schedule_node_type.filter, isl.schedule_node_type.mark):
+        node = node.child(0)
+    return node.get_type() in (isl.schedule_node_type.sequence, isl.schedule_node_type.set)
+
+
+def _mark_streams(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    """A set whose children hold stages: each child is a stream (stream_<position>) with stages of its own,
+    and the set is marked 'streams'. The stage view lists the streams' stages one stream after another
+    (a set may run in any order); a GPU runs the streams at once, which the set's proof allows."""
+    for position in range(node.n_children()):
+        child = _mark(node.child(position).child(0)).insert_mark(isl.Id(f"{STREAM_MARK}_{position}"))
+        node = child.parent().parent()
+    return node.insert_mark(isl.Id(STREAMS_MARK))
+
+
+def stream_number(name: str) -> int | None:
+    """The position of a stream mark's child in its set (stream_<position>), else None."""
+    prefix = STREAM_MARK + "_"
+    return int(name[len(prefix):]) if name.startswith(prefix) and name[len(prefix):].isdigit() else None
 
 
 def _climb_to_set(node: isl.ScheduleNode) -> isl.ScheduleNode:
@@ -132,6 +159,10 @@ class StageView:
     kinds: tuple[str, ...]
     n: int
     tile: int
+    #: (U,) int32: which set of streams the unit's stage belongs to (its stages overlap the other
+    #: streams' of that set on a GPU), -1 outside every set of streams; and (U,) int8 its stream there
+    group: np.ndarray
+    stream: np.ndarray
 
     @property
     def n_stages(self) -> int:
@@ -153,6 +184,11 @@ class StageView:
     @cached_property
     def task_stage(self) -> np.ndarray:
         return self.stage[self.task_start[:-1]]
+
+    @cached_property
+    def stage_start(self) -> np.ndarray:
+        """Offsets of each stage's units (length n_stages + 1)."""
+        return np.searchsorted(self.stage, np.arange(self.n_stages + 1)).astype(np.int64)
 
     def tasks_of(self, stage: int) -> list[Task]:
         """The tasks of one stage, with their units."""
@@ -179,6 +215,8 @@ def emit(out, state, a, b, c):
     out[count, 4] = a
     out[count, 5] = b
     out[count, 6] = c
+    out[count, 7] = state[5] if state[6] >= 0 else -1
+    out[count, 8] = state[6]
     state[4] = count + 1
 
 
@@ -189,11 +227,15 @@ def emit(out, state, a, b, c):
 def _enumerator_source(ast: isl.AstNode, kinds: list[str], parameters: dict[str, int]) -> str:
     """A module whose enumerate_units(out, state) records every unit in execution order.
 
-    state holds [stage, task, role, kind, count]: counters in an array keep
-    the generated function small for Numba, which crawls on many locals.
+    state holds [stage, task, role, kind, count, set of streams, stream]: counters in an
+    array keep the generated function small for Numba, which crawls on many locals.
     """
 
     def mark(name: str) -> tuple[list[str], list[str]]:
+        if name == STREAMS_MARK:
+            return ["state[5] += 1"], ["state[6] = -1"]
+        if stream_number(name) is not None:
+            return [f"state[6] = {stream_number(name)}"], []
         if name == STAGE_MARK:
             return ["state[0] += 1"], []
         if name == TASK_MARK:
@@ -217,8 +259,8 @@ def _run_enumerator(source: str, size: int) -> np.ndarray:
     enumerate_units = load_module(source, "stages").enumerate_units
     if size <= COMPILE_ABOVE:
         enumerate_units = enumerate_units.py_func
-    out = np.empty((size, 7), dtype=np.int64)
-    count = enumerate_units(out, np.array([-1, -1, -1, -1, 0], dtype=np.int64))
+    out = np.empty((size, 9), dtype=np.int64)
+    count = enumerate_units(out, np.array([-1, -1, -1, -1, 0, -1, -1], dtype=np.int64))
     if count != size:
         raise RuntimeError(f"the stage view listed {count} units, but the domain has {size}")
     return out
@@ -239,4 +281,5 @@ def stage_view(tree: isl.Schedule, n: int, tile: int) -> StageView:
     return StageView(
         units=out[:, 4:7].astype(np.int32), stage=stage.astype(np.int32), task=task.astype(np.int32),
         role=out[:, 2].astype(np.int8), kind=out[:, 3].astype(np.int16), kinds=tuple(kinds), n=n, tile=tile,
+        group=out[:, 7].astype(np.int32), stream=out[:, 8].astype(np.int8),
     )

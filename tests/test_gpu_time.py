@@ -40,3 +40,19 @@ def test_the_fit_recovers_the_calibration_that_made_the_times():
             rows.append((view, kernels(facts), predict_seconds(view, kernels(facts), calibration=truth)))
     found = fit_calibration(rows)
     assert all(math.isclose(a, b, rel_tol=0.02) for a, b in zip(found.as_tuple(), truth.as_tuple())), found
+
+
+def test_the_streams_of_a_set_overlap_up_to_the_sms_they_share():
+    calibration = GpuCalibration(launch_seconds=300e-6)
+    apart = predict_seconds(tile_view(schedules.build("classic", 4096, tile=128)), kernels(FAST),
+                            calibration=calibration)
+    overlapped = predict_seconds(tile_view(schedules.build("classic", 4096, tile=128, overlap=True)), kernels(FAST),
+                                 calibration=calibration)
+    # per layer, the pivot's and the panels' launches run beside the products (the look-ahead adds a
+    # launch a layer, the products on the next pivot's row and column, on the side stream)
+    assert overlapped < 0.85 * apart
+    # no faster than the SMs allow: every relaxation at every SM's full rate is the floor
+    free = GpuCalibration(launch_seconds=0.0)
+    floor = 4096**3 / (132 * sm_rate(FAST, 2, schedules.gpu_time.GpuDevice(), free))
+    assert floor < predict_seconds(tile_view(schedules.build("classic", 4096, tile=128, overlap=True)), kernels(FAST),
+                                   calibration=free) < 1.2 * floor

@@ -330,7 +330,10 @@ def assemble(name: str, ptx: str, threads: int, arch: str = "sm_90", carveout: s
     with tempfile.TemporaryDirectory(prefix="polyfw-sass-") as folder:
         source, cubin = Path(folder, f"{name}.ptx"), Path(folder, f"{name}.cubin")
         source.write_text(ptx)
-        assembled = _run_tool("ptxas", f"-arch={arch}", "-v", "-o", str(cubin), str(source))
+        # a kernel calling into the device runtime (a grid-wide barrier) is assembled relocatable: the
+        # driver links the runtime at load time, and its resources are the kernel's own
+        relocatable = ["-c"] if ".extern .func" in ptx else []
+        assembled = _run_tool("ptxas", f"-arch={arch}", "-v", *relocatable, "-o", str(cubin), str(source))
         sass = _run_tool("cuobjdump", "-sass", str(cubin)).stdout
     info = assembled.stderr + assembled.stdout
     registers = _resource(r"Used (\d+) registers", info)

@@ -95,6 +95,8 @@ class Target:
     tuned_as: str | None = None
     #: its speed is the CPU's: tuning rows are kept per CPU, and the CPU's ceiling is its mark
     on_cpu: bool = False
+    #: its kernels run on a CUDA GPU (or in Numba's simulator of one): sparse searches run there too
+    on_gpu: bool = False
     #: options a run that checks exactness passes (what the hardware would do at once)
     checking_run: tuple[tuple[str, Any], ...] = ()
     #: collective: every MPI process calls it (mpiexec)
@@ -180,11 +182,11 @@ register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, regist
                 "codegen.cpu:build", search_axes=("runtime",), schedule_settings=("runtime",), on_cpu=True))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build",
-                default_tile=64, search_tiles=(32, 64, 128), search_axes=("method",)))
+                default_tile=64, search_tiles=(32, 64, 128), search_axes=("method",), on_gpu=True))
 register(Target("cudasim", "the cuda target's kernels in Numba's simulator (NUMBA_ENABLE_CUDASIM=1)",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build",
                 default_tile=32, search_tiles=(4, 8), search_axes=("method",),
-                checking_run=(("concurrent_blocks", True),)))
+                checking_run=(("concurrent_blocks", True),), on_gpu=True))
 register(Target("mpi", "a pr x pc grid of MPI processes (mpi4py), each running its blocks' tile-layers with the "
                 "cpu target's kernels on its threads; blocks of the pivot row and column travel along process "
                 "columns and rows. Collective: run under mpiexec", ("float32", "float64", "int32"),

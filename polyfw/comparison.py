@@ -100,7 +100,7 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
                 report.stages, report.traffic, report.writebacks_saved)
         rows.append(row)
     if sparse_stands_in(find_target(target)):
-        rows += _sparse_rows(matrix, expected, scipy_seconds, naive_seconds, repeats)
+        rows += _sparse_rows(matrix, expected, scipy_seconds, naive_seconds, repeats, find_target(target).on_gpu)
     if progress:
         _progress(steps, steps, "done")
     return rows
@@ -111,15 +111,17 @@ SPARSE_UP_TO_SECONDS = 60.0
 
 
 def _sparse_rows(matrix: np.ndarray, expected: np.ndarray, scipy_seconds: float, naive_seconds: float,
-                 repeats: int) -> list[Row]:
-    """scipy's default (Dijkstra from every source on sparse graphs) and polyfw's Johnson, both checked."""
+                 repeats: int, on_gpu: bool) -> list[Row]:
+    """scipy's default (Dijkstra from every source on sparse graphs) and polyfw's Johnson (on the GPU
+    for a GPU target), both checked."""
     n = matrix.shape[0]
     graph = as_csr(as_float_distances(matrix))  # int32 marks missing edges with INT32_INF
     if choose_method(n, graph.m, matrix.dtype.name).sparse_seconds > SPARSE_UP_TO_SECONDS:
         return []
     rows = []
     contenders = {"scipy-auto": ("shortest_path(method='auto')", lambda: shortest_path(dense_to_sparse(matrix))),
-                  "polyfw-sparse": ("Johnson, parallel over sources", lambda: johnson(graph))}
+                  "polyfw-sparse": ("Johnson, parallel over sources" + (", on the GPU" if on_gpu else ""),
+                                    lambda: johnson(graph, target="cuda" if on_gpu else "cpu"))}
     for name, (parameters, run) in contenders.items():
         exact = bool(np.array_equal(run(), expected))
         seconds = median_seconds(run, repeats)

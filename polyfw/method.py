@@ -14,6 +14,8 @@ from functools import cache
 
 import numba
 
+from codegen.targets import find_target
+
 from .machine import calibrations
 from .machine.tuning import machine_tuning, table_stamp, tuning_table
 
@@ -23,6 +25,11 @@ SOLVE_METHODS = ("dense", "sparse", "auto")
 #: of its BFS from every source (2-core Zen 3, the power grid: 0.30-0.39 s), when not tuned
 DEFAULT_RATES = {"dense": {"float32": 45e9, "int32": 70e9, "int16": 140e9, "float64": 24e9}, "johnson": 3.0e8,
                  "breadth_first": 2.3e8}
+#: the same on a GPU target: the dense rates measured on an H200 (classic tile 128, n = 8192, whole
+#: calls, issue 49's table); the sparse ones are estimates until a GPU measures them
+#: (benchmarks/sparse_gpu.py): fifty times the 2-core CPU's
+DEFAULT_GPU_RATES = {"dense": {"float32": 3.1e12, "int32": 3.5e12, "uint8": 3.5e12}, "johnson": 1.5e10,
+                     "breadth_first": 1.2e10, "dense_block_layer_seconds": 3 * 302e-6, "dense_tile": 64}
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,9 @@ def choose_method(n: int, m: int, dtype: str, rates: dict | None = None, one_wei
     one_weight: every arc weighs the same (>= 0), so Johnson is a BFS from every source."""
     rates = {**DEFAULT_RATES, **(rates or {})}
     dense_rate = rates["dense"].get(dtype, DEFAULT_RATES["dense"].get(dtype, DEFAULT_RATES["dense"]["float64"]))
-    dense = n**3 / dense_rate
+    # a block layer's fixed cost (a GPU's launches, 302 us each by polyfw.gpu_model's fit): small graphs pay it
+    layers = math.ceil(n / rates.get("dense_tile", 128))
+    dense = n**3 / dense_rate + layers * rates.get("dense_block_layer_seconds", 0.0)
     sparse = n * (n + m) / rates["breadth_first"] if one_weight else \
         max(m, 1) * n * math.log2(max(n, 2)) / rates["johnson"]
     return MethodChoice("sparse" if sparse < dense else "dense", dense, sparse)
@@ -79,7 +88,11 @@ def method_rates(target: str) -> dict:
     known = _RATES.get(key)
     if known is None or known[0] is not calibrated:
         tuned = machine_tuning(tuning_table(), target).get("rates") or {}
-        known = _RATES[key] = calibrated, {**tuned, "dense": {**tuned.get("dense", {}), **calibrated}}
+        if find_target(target).on_gpu:  # the CPU's calibration says nothing of a GPU
+            known = _RATES[key] = calibrated, {**DEFAULT_GPU_RATES, **tuned,
+                                               "dense": {**DEFAULT_GPU_RATES["dense"], **tuned.get("dense", {})}}
+        else:
+            known = _RATES[key] = calibrated, {**tuned, "dense": {**tuned.get("dense", {}), **calibrated}}
     return known[1]
 
 

@@ -122,12 +122,12 @@ def _with_choice(result, choice: MethodChoice):
     return distances if pred is None else (distances, pred)
 
 
-def _solve_sparse(graph, dtype_name: str, predecessors: bool):
+def _solve_sparse(graph, dtype_name: str, predecessors: bool, target: Target):
     """Johnson's distances in solve's conventions (dtype, its INF in an integer dtype, which the
-    weights must fit as they must for the dense path)."""
+    weights must fit as they must for the dense path), on the GPU for a GPU target."""
     if dtype_name in INTEGER_INF:
         check_integer_weights(graph.weights, graph.n, dtype_name)
-    found = johnson(graph, predecessors=predecessors)
+    found = johnson(graph, predecessors=predecessors, target="cuda" if target.on_gpu else "cpu")
     distances, pred = found if predecessors else (found, None)
     if dtype_name in INTEGER_INF:
         distances = np.where(np.isinf(distances), top(dtype_name), distances).astype(dtype_name)
@@ -214,7 +214,7 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
         return _solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed, predecessors,
                             weight, as_scipy)
     if ring is not MIN_PLUS or not sparse_stands_in(spec):
-        raise ValueError(f"method={method!r} solves min-plus on the CPU; use method='dense' for semiring "
+        raise ValueError(f"method={method!r} solves min-plus on the CPU or a GPU; use method='dense' for semiring "
                          f"{ring.name} on target {target!r}")
     arcs = summary.arcs if summary is not None else as_csr(graph, directed=directed, weight=weight).m
     one_weight = summary is not None and 0 <= summary.lightest == summary.heaviest
@@ -222,7 +222,8 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
     if method == "sparse" or choice.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
-        return _with_choice(_solve_sparse(sparse_graph, "float64" if as_scipy else dtype_name, predecessors), choice)
+        return _with_choice(_solve_sparse(sparse_graph, "float64" if as_scipy else dtype_name, predecessors, spec),
+                            choice)
     return _with_choice(_solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed,
                                      predecessors, weight, as_scipy), choice)
 
@@ -249,9 +250,9 @@ def _read_once(graph, ring, null_value: float | None):
 
 
 def sparse_stands_in(target: Target) -> bool:
-    """Whether the sparse method (Johnson's, on this CPU in this process) may stand in for a run on
-    `target`: one whose kernels run on the CPU, not collectively."""
-    return target.on_cpu and not target.collective
+    """Whether the sparse method (Johnson's, on this CPU in this process, or on the GPU) may stand in
+    for a run on `target`: one whose kernels run on the CPU, not collectively, or on a GPU."""
+    return target.on_gpu or (target.on_cpu and not target.collective)
 
 
 def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:

@@ -45,11 +45,14 @@ CLASSIC_STAGES = {
 }
 
 
-def classic_spec(stages: Sequence[str] = ("I", "SD", "DD"), overlap: bool = False) -> Node:
+CLASSIC_ORDER = ("I", "SD", "DD")
+
+
+def classic_spec(stages: Sequence[str] = CLASSIC_ORDER, overlap: bool = False) -> Node:
     """Classic blocked FW (κ = 1): per block layer, the pivot, then its row and column, then the rest."""
-    order = _permutation(stages, ("I", "SD", "DD"), "classic stages")
+    order = _permutation(stages, CLASSIC_ORDER, "classic stages")
     if overlap:
-        if order != ("I", "SD", "DD"):
+        if order != CLASSIC_ORDER:
             raise ValueError(f"classic with overlap runs its stages in the order I, SD, DD; got {', '.join(order)}")
         return _overlap_spec()
     children = tuple(stage(f"classic.{name}", *CLASSIC_STAGES[name]) for name in order)
@@ -197,6 +200,9 @@ class Family:
     size: str | None = "tile"
     #: its tree depends on Q, so it is built for a concrete n only
     needs_n: bool = False
+    #: whether a combination of its parameters (every one but the size) makes a schedule: an
+    #: exploration's space leaves the others out
+    builds: Callable[[dict], bool] = lambda values: True
 
     def parameter(self, name: str) -> Parameter:
         return parameter(self.name, name)
@@ -235,11 +241,13 @@ register(Family("classic", "blocked FW (κ = 1): per block layer the pivot, then
                 (TILE, _order_parameter("stages", ("I", "SD", "DD"), "the order of a block layer's stages (only "
                                         "I-SD-DD is legal; the others are for the checker)"),
                  Parameter("overlap", "bool", False, "the next layer's pivot and panels beside this layer's products "
-                           "(look-ahead; on a GPU, a second stream)")),
+                           "(look-ahead; on a GPU, a second stream)", searched_on=("cuda", "cudasim"))),
                 lambda blocks, stages, overlap: classic_spec(stages, overlap),
                 lambda values, given: ({} if values["stages"] == ("I", "SD", "DD") else
                                        {"stages": "-".join(values["stages"])})
-                | ({"overlap": True} if values["overlap"] else {})))
+                | ({"overlap": True} if values["overlap"] else {}),
+                builds=lambda values: not values.get("overlap") or tuple(values.get("stages", CLASSIC_ORDER))
+                == CLASSIC_ORDER))
 register(Family("generalized", "seed 000's multitile blocked FW: κ block layers per group; 3κ' stages a group (seed), 2κ'+1 (fused)",
                 (TILE,
                  Parameter("kappa", "int", 2, "block layers per group (seed 000's kappa)", up_to_blocks=True),

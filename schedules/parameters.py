@@ -27,6 +27,9 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: int = 1
     up_to_blocks: bool = False
+    #: the targets whose explorations search it by default (None: every target's); elsewhere it keeps
+    #: its default unless its values are given
+    searched_on: tuple[str, ...] | None = None
 
     def describe(self) -> str:
         """The type and range, e.g. 'int in 1..Q' or 'one of seed, fused'."""

@@ -236,11 +236,14 @@ def test_every_measured_record_is_exact_against_the_naive_kernel():
 
 
 def test_the_cuda_simulator_is_a_target_of_the_same_exploration(tmp_path):
-    """cudasim runs the cuda target's kernels (tiny n): its run axis is the kernel method."""
+    """cudasim runs the cuda target's kernels (tiny n): its run axis is the kernel method, and classic's
+    overlap (a GPU's second stream) is an axis there, not on the CPU."""
     space = Space(6, target="cudasim", families=("classic",), values={"tile": [3], "stages": ["I-SD-DD"]})
     assert {dict(c.options)["method"] for c in space} == {"R", "A", "B"}
+    assert {dict(c.params)["overlap"] for c in space} == {True, False}
+    assert "overlap" not in dict(next(iter(Space(6, families=("classic",), values={"tile": [3]}))).params)
     found = explore(space, "exhaustive", repeats=1, progress=False)
-    assert [r.status for r in found.records] == ["measured"] * 3
+    assert [r.status for r in found.records] == ["measured"] * 6
     assert {r.target for r in found.records} == {"cudasim"}
 
 

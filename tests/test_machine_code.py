@@ -178,14 +178,14 @@ def test_merged_ptx_keeps_one_header_and_renames_shared_arrays_apart():
 
 
 def test_gpu_report_reads_the_sparse_kernels(tmp_path):
-    """Seed 002's BFS and Bellman-Ford kernels: none spills, an SM holds the most blocks it can of them, an
-    edge-parallel kernel is one edge a thread (no loop but the atomic minimum's retry) and a vertex-parallel
-    one loops over its edges."""
+    """The persistent search kernels (a grid-wide barrier: assembled relocatable, the device runtime
+    linked at load time): none spills, each holds at least 32 warps an SM, and a search's loop over
+    its levels holds the whole kernel."""
     report = tmp_path / "sparse.json"
     printed = polyfw("gpu-report", "--sparse", "--json", str(report))
-    assert "sparse kernels (seed 002), sm_90" in printed
+    assert "sparse kernels, sm_90: a whole search a launch" in printed
     kernels = {kernel["name"]: kernel for kernel in json.loads(report.read_text())["kernels"]}
-    assert set(kernels) == {"bfs_edges", "bfs_vertices", "relax_edges", "relax_vertices"}
-    assert all(kernel["spill_bytes"] == 0 and kernel["blocks_per_sm"] == 16 for kernel in kernels.values())
-    assert kernels["bfs_edges"]["widest_loop"] is None and kernels["relax_edges"]["widest_loop"] < 10
-    assert all(kernels[name]["widest_loop"] > 10 for name in ("bfs_vertices", "relax_vertices"))
+    assert set(kernels) == {f"{name}_{scope}" for name in ("bfs_search", "near_far_search")
+                            for scope in ("grid", "block")}
+    assert all(k["spill_bytes"] == 0 and k["blocks_per_sm"] * k["threads"] >= 32 * 32 for k in kernels.values())
+    assert all(k["widest_loop"] > 0.8 * k["instructions"] for k in kernels.values())

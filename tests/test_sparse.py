@@ -305,35 +305,6 @@ def test_solve_picks_dense_or_sparse_and_both_agree(caplog):
         solve(weights, method="fast")
 
 
-@pytest.mark.parametrize("concurrent_blocks", [False, True])
-@pytest.mark.parametrize("variant", ["edge", "vertex"])
-def test_cuda_bfs_and_bellman_ford_in_the_simulator(variant, concurrent_blocks):
-    """Seed 002's kernels, exact in the simulator; with concurrent_blocks each launch's blocks see
-    only the arrays as the launch found them (a GPU's worst case): levels still agree, and the
-    atomic minima's smallest values stand."""
-    from polyfw.sparse.cuda import bfs_cuda, sssp_cuda
-
-    # blocks of 128 threads: scale 6 has 8 of edges, scale 7 2 of vertices
-    csr = as_csr(rmat_edges(7 if variant == "vertex" else 6, seed=2, weighted=True), directed=False)
-    source = int(np.flatnonzero(csr.out_degree > 0)[0])
-    level, parent = bfs_cuda(csr, source, variant=variant, concurrent_blocks=concurrent_blocks)
-    expected = _levels_by_scipy(csr, source)
-    assert np.array_equal(np.where(level < 0, np.inf, level), expected)
-    levels = np.where(level < 0, 255, level).astype(np.uint8)
-    validate_bfs(csr, source, levels, parent)
-    dist, dparent = sssp_cuda(csr, source, variant=variant, concurrent_blocks=concurrent_blocks)
-    validate_sssp(csr, source, dist, dparent)
-    assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=source))
-    weights = _with_negative_edges(12, 4)
-    dist, dparent = sssp_cuda(weights, 0, variant=variant, concurrent_blocks=concurrent_blocks)
-    assert np.array_equal(dist, shortest_path(_scipy(as_csr(weights)), method="BF")[0])
-    cycle = np.full((4, 4), np.inf)
-    cycle[0, 1], cycle[1, 2], cycle[2, 1] = 1, -3, 1
-    with pytest.raises(NegativeCycleError) as error:
-        sssp_cuda(cycle, 0, variant=variant, concurrent_blocks=concurrent_blocks)
-    assert error.value.vertex in (1, 2)
-
-
 @pytest.mark.parametrize("method", ["auto", "FW", "D", "BF", "J"])
 def test_the_scipy_drop_in_shortest_path_matches_scipy(method):
     from polyfw.scipy_api import shortest_path as drop_in

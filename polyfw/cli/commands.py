@@ -348,7 +348,8 @@ def _sparse_gpu_report(args: argparse.Namespace) -> int:
     from polyfw.sparse.cuda import machine_code
 
     found = machine_code(args.arch)
-    print(f"sparse kernels (seed 002), {args.arch}: a launch a level or round, a thread an edge or a vertex")
+    print(f"sparse kernels, {args.arch}: a whole search a launch (grid: one search, cooperative; block: a search "
+          "a block), lanes of a warp a frontier vertex")
     _print_table([("kernel", "a thread takes", "threads", "registers", "spilled bytes", "blocks/SM",
                    "SASS (no NOPs)", "widest loop")] +
                  [(r.name, takes, r.threads, r.registers, r.spills, r.blocks_per_sm, code, "-" if loop is None else loop)

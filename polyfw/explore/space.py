@@ -156,7 +156,13 @@ class Space:
         """The family's own axes for this tile (its size excluded: that is the tile axis)."""
         blocks = -(-self.n // tile)
         declared = FAMILIES[family]
-        return {p.name: self._axis(family, p, blocks) for p in declared.parameters if p.name != declared.size}
+        return {p.name: self._axis(family, p, blocks) for p in declared.parameters
+                if p.name != declared.size and self._searched(p)}
+
+    def _searched(self, parameter: Parameter) -> bool:
+        """Whether a parameter is an axis here: searched on this target, or its values given (elsewhere
+        it keeps its default, and candidates leave it out)."""
+        return parameter.searched_on is None or self.target in parameter.searched_on or parameter.name in self.values
 
     def option_axes(self) -> dict[str, list[Any]]:
         """Each run axis's values as the target declares them (Option.search_values); narrowed ones
@@ -209,6 +215,8 @@ class Space:
                     chosen = dict(zip(axes, values))
                     if refuted and tuple((name, tuple(chosen[name])) for name in orders) in refuted:
                         continue
+                    if not FAMILIES[family].builds(chosen):
+                        continue
                     params = self._params(family, tile, chosen)
                     for options in choices:
                         yield Candidate(family, params, options)
@@ -251,10 +259,10 @@ class Space:
 
     def _fits(self, family: str, params: tuple[tuple[str, Any], ...], tile: int) -> bool:
         """Whether every parameter bounded by the blocks a side (kappa) is within them at this tile,
-        and the stage orders are not refuted (Space.refuted)."""
+        the stage orders are not refuted (Space.refuted) and the family builds the combination."""
         blocks = -(-self.n // tile)
         declared = FAMILIES[family].parameters
         bounded = {p.name for p in declared if p.up_to_blocks}
         orders = tuple((p.name, tuple(dict(params)[p.name])) for p in declared if p.kind == "order")
         return (all(int(value) <= blocks for name, value in params if name in bounded)
-                and orders not in self.refuted(family))
+                and orders not in self.refuted(family) and FAMILIES[family].builds(dict(params)))

@@ -75,6 +75,8 @@ def as_csr(graph, directed: bool = True, weight: str = "weight") -> CSRGraph:
     or DIMACS / Matrix Market path; undirected graphs (directed=False, or networkx) get both arcs."""
     if isinstance(graph, CSRGraph):
         return graph
+    if isinstance(getattr(graph, "csr", None), CSRGraph):  # a graph on the GPU (device_graph.DeviceGraph)
+        return graph.csr
     found, input_directed = edges_or_dense(graph, weight)
     directed = directed and input_directed
     if isinstance(found, Edges):

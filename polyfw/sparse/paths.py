@@ -1,6 +1,8 @@
 """BFS, single-source shortest paths and Johnson's all-pairs shortest paths on a CSR graph."""
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -10,6 +12,7 @@ from ..graphs import NO_PREDECESSOR, GraphInputError
 
 from ..errors import NegativeCycleError
 from .csr import CSRGraph, _from_arrays, as_csr
+from .device_graph import DeviceGraph
 from .kernels import (NO_PARENT, bellman_ford, breadth_first, breadth_first_from_sources, dijkstra,
                       dijkstra_from_sources, stepping, tight_parents)
 
@@ -17,6 +20,8 @@ from .kernels import (NO_PARENT, bellman_ford, breadth_first, breadth_first_from
 #: top-down again once the frontier is below n / BETA vertices
 ALPHA, BETA = 14, 24
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
+#: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
+SEARCH_TARGETS = ("cpu", "cuda", "cudasim")
 #: delta-stepping's bucket width over the mean weight (2-core Zen 3, Kronecker and uniform scale 18,
 #: weights 1-255: an eighth, 16, was the best or level with 8 and 32 once no pass over all vertices
 #: found each bucket), and its bounds on bucket slots (see bucket_slots; BUCKET_SLOTS <= kernels.SLOT_MARKS)
@@ -36,18 +41,49 @@ def _smallest_levels(level: np.ndarray, deepest: int) -> np.ndarray:
     return level.astype(dtype)
 
 
+def _on_gpu(graph, target: str | None) -> bool:
+    """Whether a search runs on the GPU: target 'cuda' (or 'cudasim': Numba's simulator runs the same
+    kernels when NUMBA_ENABLE_CUDASIM=1), or, without a target, a graph already there."""
+    if target is None:
+        return isinstance(graph, DeviceGraph)
+    if target not in SEARCH_TARGETS:
+        raise ValueError(f"target must be one of {', '.join(SEARCH_TARGETS)}, got {target!r}")
+    return target != "cpu"
+
+
+def _host_only(device_result: bool, gpu: bool) -> None:
+    if device_result and not gpu:
+        raise ValueError("device_result=True keeps a GPU search's result on the GPU; pass target='cuda'")
+
+
 def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True,
-        steps: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+        steps: list | None = None, target: str | None = None, device_result: bool = False
+        ) -> tuple[np.ndarray, np.ndarray]:
     """(levels, parents) of a breadth-first search from `source`: levels in the smallest unsigned
     dtype, unreached = its maximum; parents -1 where unreached (the source is its own parent), in the
     graph's index dtype (int32 up to 2**31 vertices).
 
+    target: 'cpu' or 'cuda' (polyfw.sparse.cuda: the graph moved to the GPU, or a DeviceGraph from
+    polyfw.sparse.to_device left there; default: 'cuda' for a DeviceGraph, else 'cpu').
+    device_result: a GPU search's arrays stay on the device (see polyfw.sparse.cuda.bfs_cuda).
+
     direction: 'top-down' (each frontier vertex claims its unvisited out-neighbours) or
     'optimizing' (bottom-up steps while the frontier is large, Beamer's heuristic).
     steps: a list to append one (direction 'td' or 'bu', the step kernel's seconds, the level's
-    seconds in all, the next frontier's size) per level to: where a search's time goes."""
+    seconds in all, the next frontier's size) per level to: where a search's time goes; on the GPU,
+    one dict of the search's 'levels' and 'bottom_up' steps."""
     if direction not in ("top-down", "optimizing"):
         raise ValueError(f"direction must be 'top-down' or 'optimizing', got {direction!r}")
+    gpu = _on_gpu(graph, target)
+    _host_only(device_result, gpu)
+    if gpu:
+        from .cuda import bfs_cuda, to_device
+
+        found = {}
+        result = bfs_cuda(to_device(graph, directed), source, direction, device_result, found)
+        if steps is not None:
+            steps.append(found)
+        return result
     csr = as_csr(graph, directed=directed)
     source = _check_source(source, csr.n)
     parent = np.full(csr.n, NO_PARENT, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
@@ -72,9 +108,13 @@ def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:
     return v
 
 
-def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps: list | None = None
-         ) -> tuple[np.ndarray, np.ndarray]:
+def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps: list | None = None,
+         target: str | None = None, device_result: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(distances, parents) from `source`: inf and -1 where unreachable.
+
+    target, device_result: as bfs's. On the GPU method 'auto' is near-far (delta-stepping's form for
+    GPUs) unless a weight is negative, then Bellman-Ford; 'delta-stepping' and 'bellman-ford' ask for
+    one of them.
 
     method: 'dijkstra' (non-negative weights, serial), 'delta-stepping' (non-negative weights,
     parallel over each bucket's frontier), 'bellman-ford' (any weights, rounds over the out-edges
@@ -83,6 +123,17 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     negative, then Bellman-Ford). steps: delta-stepping's rounds, as delta_stepping's."""
     if method not in SSSP_METHODS:
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
+    gpu = _on_gpu(graph, target)
+    _host_only(device_result, gpu)
+    if gpu:
+        from .cuda import sssp_cuda, to_device
+
+        if method == "dijkstra":
+            raise ValueError("method='dijkstra' is serial: the GPU runs 'delta-stepping' (near-far) or 'bellman-ford'")
+        graph = to_device(graph, directed)
+        if method == "delta-stepping" and graph.csr.lightest < 0:
+            raise GraphInputError("delta-stepping needs non-negative weights; use method='bellman-ford'")
+        return sssp_cuda(graph, source, math.inf if method == "bellman-ford" else None, device_result)
     csr = as_csr(graph, directed=directed)
     source = _check_source(source, csr.n)
     negative = csr.lightest < 0
@@ -195,10 +246,18 @@ def potentials(csr: CSRGraph) -> np.ndarray:
     return h
 
 
-def johnson(graph, directed: bool = True, predecessors: bool = False):
+def johnson(graph, directed: bool = True, predecessors: bool = False, target: str | None = None,
+            device_result: bool = False):
     """All-pairs shortest paths of a sparse graph: Bellman–Ford potentials, then Dijkstra from every
     source in parallel. Distances n x n (inf: unreachable), and with predecessors=True also the
-    predecessor matrix in scipy's convention (-9999 on the diagonal and where unreachable)."""
+    predecessor matrix in scipy's convention (-9999 on the diagonal and where unreachable).
+    target, device_result: as bfs's (on the GPU, polyfw.sparse.cuda.johnson_cuda)."""
+    gpu = _on_gpu(graph, target)
+    _host_only(device_result, gpu)
+    if gpu:
+        from .cuda import johnson_cuda, to_device
+
+        return johnson_cuda(to_device(graph, directed), predecessors, device_result)
     csr = as_csr(graph, directed=directed)
     dist, parent = dijkstra_rows(csr, np.arange(csr.n, dtype=np.int64), potentials(csr) if csr.lightest < 0 else None)
     if not predecessors:

@@ -1,0 +1,62 @@
+"""A graph kept on the GPU: what every search on target 'cuda' reads (polyfw.sparse.cuda)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from .csr import CSRGraph, as_csr
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceGraph:
+    """A CSR graph on the GPU, made once by `to_device` and read by every later search."""
+
+    csr: CSRGraph
+    indptr: object
+    indices: object
+    weights: object
+    #: the host arrays' transfers to the device so far (each search adds its own to `transfers`)
+    transfers: dict = field(default_factory=lambda: {"to_device": 0, "to_host": 0})
+
+    @property
+    def n(self) -> int:
+        return self.csr.n
+
+    @property
+    def m(self) -> int:
+        return self.csr.m
+
+    @cached_property
+    def sources(self):
+        """Every edge's source on the device (Johnson's reweighting reads it), made once."""
+        return self.upload(self.csr.sources)
+
+    @cached_property
+    def reverse(self) -> tuple[object, object]:
+        """The in-edges' row offsets and sources on the device (bottom-up steps scan them), made once."""
+        reverse = self.csr.reverse
+        return self.upload(reverse.indptr), self.upload(reverse.indices)
+
+    def upload(self, host: np.ndarray):
+        from numba import cuda
+
+        self.transfers["to_device"] += 1
+        return cuda.to_device(np.ascontiguousarray(host))
+
+    def download(self, device) -> np.ndarray:
+        self.transfers["to_host"] += 1
+        return device.copy_to_host()
+
+
+def to_device(graph, directed: bool = True) -> DeviceGraph:
+    """Move a graph (scipy or networkx graph, CSRGraph, edge arrays, a dense matrix: whatever
+    polyfw.sparse.as_csr reads) to the GPU once; BFS, SSSP and Johnson on target 'cuda' then
+    reuse it without copying it again. A DeviceGraph passed in is returned as it is."""
+    if isinstance(graph, DeviceGraph):
+        return graph
+    csr = as_csr(graph, directed=directed)
+    empty = DeviceGraph(csr, None, None, None)
+    return DeviceGraph(csr, empty.upload(csr.indptr), empty.upload(csr.indices), empty.upload(csr.weights),
+                       empty.transfers)

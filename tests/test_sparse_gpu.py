@@ -183,3 +183,16 @@ def test_solve_on_the_gpu_targets_takes_johnson_on_a_sparse_graph():
     assert found.method_choice.method == "sparse"
     expected = johnson(graph).astype(np.float32)
     assert np.array_equal(found, expected)
+
+
+def test_hubs_are_expanded_by_every_thread_of_the_search(monkeypatch, kronecker):
+    # with a heavy threshold of 4 edges most frontier vertices of the Kronecker graph are hubs
+    import polyfw.sparse.cuda
+
+    monkeypatch.setattr(polyfw.sparse.cuda, "HEAVY_EDGES", 4)
+    source = int(np.argmax(kronecker.out_degree))
+    levels, parents = bfs(kronecker, source, direction="top-down", target="cuda")
+    validate_bfs(kronecker, source, levels, parents)
+    dist, dparents = sssp(kronecker, source, target="cuda")
+    assert np.array_equal(dist, scipy_dijkstra(scipy_matrix(kronecker), indices=source))
+    validate_sssp(kronecker, source, dist, dparents)

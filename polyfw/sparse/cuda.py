@@ -49,10 +49,11 @@ UNREACHED = -1
 #: slots of a search's counters (int64, on the device): the two frontier queues' sizes, the next
 #: frontier's out-edges, the edges not yet reached, the current frontier's out-edges, whether the
 #: step is bottom-up, the depth reached / the rounds run, a near-far search's far queues' sizes,
-#: its phase, whether it gave up (a negative cycle), and the bottom-up steps a BFS took
-SIZE, NEXT_EDGES, UNEXPLORED, FRONTIER_EDGES, BOTTOM_UP, DEPTH, FAR, PHASE, STUCK, BOTTOM_UP_STEPS = (
-    0, 2, 3, 4, 5, 6, 7, 9, 10, 11)
-COUNTERS = 12
+#: its phase, whether it gave up (a negative cycle), the bottom-up steps a BFS took, and the heavy
+#: vertices of the step (expanded by every thread)
+SIZE, NEXT_EDGES, UNEXPLORED, FRONTIER_EDGES, BOTTOM_UP, DEPTH, FAR, PHASE, STUCK, BOTTOM_UP_STEPS, HEAVY = (
+    0, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12)
+COUNTERS = 13
 #: slots of a near-far search's float counters: the threshold, the nearest far distance
 THRESHOLD, FAR_MIN = 0, 1
 
@@ -117,6 +118,7 @@ def _next_step(counters, current, n, alpha, beta):
     counters[FRONTIER_EDGES] = following
     counters[NEXT_EDGES] = 0
     counters[SIZE + current] = 0
+    counters[HEAVY] = 0
     if alpha > 0:
         if counters[BOTTOM_UP] == 0 and following * alpha > counters[UNEXPLORED]:
             counters[BOTTOM_UP] = 1
@@ -131,34 +133,88 @@ def _claim(stamps, v, mark):
     return cuda.atomic.exch(stamps, v, mark) != mark
 
 
+#: what a frontier vertex's edges do: claim unreached vertices (BFS) or relax distances (near-far)
+DISCOVER, RELAX = 0, 1
+
+
+@cuda.jit(device=True)
+def _edge(mode, u, e, indptr, indices, weights, dist, level, parent, queue, counters, following, depth, tight,
+          threshold, near_marks, far_marks, mark, phase, far, spread):
+    """One edge u -> indices[e] of a frontier vertex: BFS claims its head with a compare-and-swap on the
+    level (tight: only along a shortest path, dist[u] + w == dist[v]); near-far lowers its distance with
+    an atomic minimum and queues it once in the near queue (below the threshold) or the far one."""
+    v = indices[e]
+    if mode == DISCOVER:
+        if level[v] == UNREACHED and (tight == 0 or dist[u] + weights[e] == dist[v]):
+            if cuda.atomic.cas(level, v, int32(UNREACHED), depth + 1) == UNREACHED:
+                parent[v] = u
+                _append(queue, counters, following, v, indptr)
+    else:
+        through = dist[u] + weights[e]
+        if through < dist[v] and through < cuda.atomic.min(dist, v, through):
+            if through < threshold:
+                if _claim(near_marks, v, mark):
+                    _append(queue, counters, following, v, indptr)
+            elif _claim(far_marks, v, phase):
+                far[spread, cuda.atomic.add(counters, FAR + spread, 1)] = v
+
+
+@cuda.jit(device=True)
+def _expand_light(mode, thread, threads, current, heavy, heavy_list, indptr, indices, weights, dist, level, parent,
+                  queue, counters, following, depth, tight, threshold, near_marks, far_marks, mark, phase, far,
+                  spread):
+    """A top-down step's vertices of at most `heavy` edges, each by a group of lanes sized to the
+    frontier's mean degree (at most a warp); heavier ones go to heavy_list for _expand_heavy."""
+    size = counters[SIZE + current]
+    group = _group_size(counters[FRONTIER_EDGES], size)
+    lane = thread % group
+    for slot in range(thread // group, size, threads // group):
+        u = queue[current, slot]
+        if indptr[u + 1] - indptr[u] > heavy:
+            if lane == 0:
+                heavy_list[cuda.atomic.add(counters, HEAVY, 1)] = u
+            continue
+        for e in range(indptr[u] + lane, indptr[u + 1], group):
+            _edge(mode, u, e, indptr, indices, weights, dist, level, parent, queue, counters, following, depth,
+                  tight, threshold, near_marks, far_marks, mark, phase, far, spread)
+
+
+@cuda.jit(device=True)
+def _expand_heavy(mode, thread, threads, heavy_list, indptr, indices, weights, dist, level, parent, queue, counters,
+                  following, depth, tight, threshold, near_marks, far_marks, mark, phase, far, spread):
+    """After a barrier: the step's heavy vertices one after another, each by every thread of the search
+    (a hub's edges spread over the whole grid, not one warp)."""
+    for h in range(counters[HEAVY]):
+        u = heavy_list[h]
+        for e in range(indptr[u] + thread, indptr[u + 1], threads):
+            _edge(mode, u, e, indptr, indices, weights, dist, level, parent, queue, counters, following, depth,
+                  tight, threshold, near_marks, far_marks, mark, phase, far, spread)
+
+
 def _search_kernels(worker, barrier):
     """The BFS and near-far kernels for one way of running a search (a worker's (search, thread,
     threads) and its barrier): the whole grid's, or each block's."""
 
     def bfs_search(indptr, indices, rindptr, rindices, weights, all_dist, all_level, all_parent, all_queue,
-                   all_counters, alpha, beta, tight):
+                   all_heavy, all_counters, alpha, beta, tight, heavy):
         """A whole direction-optimizing BFS (see the module's text); tight: follow only the edges on
-        shortest paths (dist[u] + w == dist[v]), top-down only (alpha = 0)."""
+        shortest paths (dist[u] + w == dist[v]), top-down only (alpha = 0); heavy: the most edges a
+        frontier vertex has to be expanded by a group of lanes rather than by every thread."""
         search, thread, threads = worker()
         dist, level, parent = all_dist[search], all_level[search], all_parent[search]
-        queue, counters = all_queue[search], all_counters[search]
+        queue, heavy_list, counters = all_queue[search], all_heavy[search], all_counters[search]
         n = level.shape[0]
         depth = int32(0)
         current = 0
         while counters[SIZE + current] > 0:
             following = 1 - current
             if counters[BOTTOM_UP] == 0:
-                size = counters[SIZE + current]
-                group = _group_size(counters[FRONTIER_EDGES], size)
-                lane = thread % group
-                for slot in range(thread // group, size, threads // group):
-                    u = queue[current, slot]
-                    for e in range(indptr[u] + lane, indptr[u + 1], group):
-                        v = indices[e]
-                        if level[v] == UNREACHED and (tight == 0 or dist[u] + weights[e] == dist[v]):
-                            if cuda.atomic.cas(level, v, int32(UNREACHED), depth + 1) == UNREACHED:
-                                parent[v] = u
-                                _append(queue, counters, following, v, indptr)
+                _expand_light(DISCOVER, thread, threads, current, heavy, heavy_list, indptr, indices, weights, dist,
+                              level, parent, queue, counters, following, depth, tight, 0.0, level, level, 0, 0,
+                              queue, 0)
+                barrier()
+                _expand_heavy(DISCOVER, thread, threads, heavy_list, indptr, indices, weights, dist, level, parent,
+                              queue, counters, following, depth, tight, 0.0, level, level, 0, 0, queue, 0)
             else:
                 for v in range(thread, n, threads):
                     if level[v] == UNREACHED:
@@ -178,12 +234,13 @@ def _search_kernels(worker, barrier):
         if thread == 0:
             counters[DEPTH] = depth
 
-    def near_far_search(indptr, indices, weights, all_dist, all_near, all_far, all_near_marks, all_far_marks,
-                        all_counters, all_bounds, delta, rounds):
+    def near_far_search(indptr, indices, weights, all_dist, all_near, all_far, all_heavy, all_near_marks,
+                        all_far_marks, all_counters, all_bounds, delta, rounds, heavy):
         """A whole near-far SSSP (see the module's text) from the vertices in near[0]; gives up
-        (counters[STUCK] = 1) after `rounds` rounds of relaxations still improving, where rounds > 0."""
+        (counters[STUCK] = 1) after `rounds` rounds of relaxations still improving, where rounds > 0;
+        heavy: as bfs_search's."""
         search, thread, threads = worker()
-        dist, near, far = all_dist[search], all_near[search], all_far[search]
+        dist, near, far, heavy_list = all_dist[search], all_near[search], all_far[search], all_heavy[search]
         near_marks, far_marks = all_near_marks[search], all_far_marks[search]
         counters, bounds = all_counters[search], all_bounds[search]
         current = 0
@@ -192,24 +249,16 @@ def _search_kernels(worker, barrier):
         while True:
             while counters[SIZE + current] > 0:
                 following = 1 - current
-                size = counters[SIZE + current]
                 threshold = bounds[THRESHOLD]
                 mark = int32(done + 1)
                 phase = int32(2 * counters[PHASE])
-                group = _group_size(counters[FRONTIER_EDGES], size)
-                lane = thread % group
-                for slot in range(thread // group, size, threads // group):
-                    u = near[current, slot]
-                    through_u = dist[u]
-                    for e in range(indptr[u] + lane, indptr[u + 1], group):
-                        v = indices[e]
-                        through = through_u + weights[e]
-                        if through < dist[v] and through < cuda.atomic.min(dist, v, through):
-                            if through < threshold:
-                                if _claim(near_marks, v, mark):
-                                    _append(near, counters, following, v, indptr)
-                            elif _claim(far_marks, v, phase):
-                                far[spread, cuda.atomic.add(counters, FAR + spread, 1)] = v
+                _expand_light(RELAX, thread, threads, current, heavy, heavy_list, indptr, indices, weights, dist,
+                              near_marks, near_marks, near, counters, following, 0, 0, threshold, near_marks,
+                              far_marks, mark, phase, far, spread)
+                barrier()
+                _expand_heavy(RELAX, thread, threads, heavy_list, indptr, indices, weights, dist, near_marks,
+                              near_marks, near, counters, following, 0, 0, threshold, near_marks, far_marks, mark,
+                              phase, far, spread)
                 barrier()
                 done += 1
                 if thread == 0:
@@ -263,6 +312,8 @@ BLOCK_KERNELS = _search_kernels(_one_block, _block_barrier)
 
 #: device bytes a batch of searches (one a block) may take: its queues, stamps and counters
 BATCH_BYTES = 2**30
+#: a frontier vertex with more edges is expanded by every thread of its search, not by a warp
+HEAVY_EDGES = 1024
 
 
 def _launch(kernel, searches: int, *arguments) -> None:
@@ -299,6 +350,10 @@ class _Searches:
             queue[:, 0, 0] = self.sources
         return self.graph.upload(queue)
 
+    def scratch(self):
+        """A vertex list a search on the device (a step's heavy vertices), never read back."""
+        return cuda.device_array((len(self.sources), max(self.graph.n, 1)), dtype=self.graph.csr.indices.dtype)
+
     def rows(self, fill, dtype, at_source):
         """One row a search over the vertices, `fill` but `at_source` at its source."""
         rows = np.full((len(self.sources), self.graph.n), fill, dtype=dtype)
@@ -320,8 +375,8 @@ def _trees(graph: DeviceGraph, searches: _Searches, alpha: int, dist=None, weigh
     many = len(searches.sources) if len(searches.sources) > 1 else 0
     kernel = (BLOCK_KERNELS if many else GRID_KERNELS)[0]
     unused = None if tight else graph.upload(np.zeros((len(searches.sources), 1)))  # distances a BFS never reads
-    _launch(kernel, many, graph.indptr, graph.indices, rindptr, rindices, weights,
-            dist if tight else unused, level, parent, searches.queues(n), counters, alpha, BETA, int(tight))
+    _launch(kernel, many, graph.indptr, graph.indices, rindptr, rindices, weights, dist if tight else unused, level,
+            parent, searches.queues(n), searches.scratch(), counters, alpha, BETA, int(tight), HEAVY_EDGES)
     return level, parent, counters
 
 
@@ -379,7 +434,8 @@ def _distances(graph: DeviceGraph, searches: _Searches, dist, delta: float, roun
     # a phase's far queue holds the vertices kept from the last one and those it adds: up to 2n
     _launch((BLOCK_KERNELS if many else GRID_KERNELS)[1], many, graph.indptr, graph.indices,
             graph.weights if weights is None else weights, dist, near, searches.queues(2 * n, first=False),
-            graph.upload(marks), graph.upload(marks - 1), counters, graph.upload(bounds), float(delta), rounds)
+            searches.scratch(), graph.upload(marks), graph.upload(marks - 1), counters, graph.upload(bounds),
+            float(delta), rounds, HEAVY_EDGES)
     return counters
 
 
@@ -490,9 +546,9 @@ def _kernels() -> dict:
     rows = {dtype: types.Array(dtype, 2, "C") for dtype in (types.int32, types.float64, types.int64)}
     queues = types.Array(types.int32, 3, "C")
     bfs = (ids, small, ids, small, values, rows[types.float64], rows[types.int32], rows[types.int32], queues,
-           rows[types.int64], types.int64, types.int64, types.int64)
+           rows[types.int32], rows[types.int64], types.int64, types.int64, types.int64, types.int64)
     near_far = (ids, small, values, rows[types.float64], queues, queues, rows[types.int32], rows[types.int32],
-                rows[types.int64], rows[types.float64], types.float64, types.int64)
+                rows[types.int32], rows[types.int64], rows[types.float64], types.float64, types.int64, types.int64)
     return {f"{name}_{scope}": (kernels[number], (bfs, near_far)[number])
             for scope, kernels in (("grid", GRID_KERNELS), ("block", BLOCK_KERNELS))
             for number, name in enumerate(("bfs_search", "near_far_search"))}

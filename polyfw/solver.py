@@ -127,6 +127,10 @@ def _solve_sparse(graph, dtype_name: str, predecessors: bool, target: Target):
     weights must fit as they must for the dense path), on the GPU for a GPU target."""
     if dtype_name in INTEGER_INF:
         check_integer_weights(graph.weights, graph.n, dtype_name)
+    if target.on_gpu:
+        from codegen.cuda import check_cuda_target
+
+        check_cuda_target(target.name, running=True)  # the dense path's refusal, word for word
     found = johnson(graph, predecessors=predecessors, target="cuda" if target.on_gpu else "cpu")
     distances, pred = found if predecessors else (found, None)
     if dtype_name in INTEGER_INF:

@@ -196,3 +196,16 @@ def test_hubs_are_expanded_by_every_thread_of_the_search(monkeypatch, kronecker)
     dist, dparents = sssp(kronecker, source, target="cuda")
     assert np.array_equal(dist, scipy_dijkstra(scipy_matrix(kronecker), indices=source))
     validate_sssp(kronecker, source, dist, dparents)
+
+
+def test_without_a_gpu_or_the_simulator_a_gpu_search_is_refused_in_words():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from polyfw.sparse import bfs\n"
+            "try:\n    bfs(np.array([[0.0, 1.0], [np.inf, 0.0]]), 0, target='cuda')\n"
+            "except RuntimeError as error:\n    print(error)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
+    assert done.stdout.startswith("the GPU searches run on a CUDA GPU and none is available"), done.stderr

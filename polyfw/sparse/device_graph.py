@@ -56,6 +56,11 @@ def to_device(graph, directed: bool = True) -> DeviceGraph:
     reuse it without copying it again. A DeviceGraph passed in is returned as it is."""
     if isinstance(graph, DeviceGraph):
         return graph
+    from numba import config, cuda
+
+    if not config.ENABLE_CUDASIM and not cuda.is_available():
+        raise RuntimeError("the GPU searches run on a CUDA GPU and none is available (NUMBA_ENABLE_CUDASIM=1 runs the "
+                           "same kernels in Numba's simulator); use target 'cpu'")
     csr = as_csr(graph, directed=directed)
     empty = DeviceGraph(csr, None, None, None)
     return DeviceGraph(csr, empty.upload(csr.indptr), empty.upload(csr.indices), empty.upload(csr.weights),

@@ -260,3 +260,42 @@ def test_the_best_line_pastes_into_solve_schedule_and_solves_exactly(tmp_path, c
     assert main(["solve", str(tmp_path / "g.gr"), "-o", str(tmp_path / "d.npy"), "--schedule", text,
                  "--dtype", "float32"]) == 0
     assert np.array_equal(np.load(tmp_path / "d.npy"), Problem.random(64, "float32", seed=4).expected)
+
+
+def test_the_model_strategy_measures_when_its_ranking_deadline_passed_before_it_began():
+    # issue 53's new user: preparing took more than the ranking's quarter of the budget, so the model
+    # ranked nothing; it used to report an empty search as finished. Now it measures the stratified
+    # order until the budget is spent.
+    runner = Timed(pause=0.05)
+    found = explore(_guided_space(), "model", budget_seconds=4.0, started=time.perf_counter() - 1.5,
+                    progress=False, runner=runner, repeats=1)
+    whole = len(list(_guided_space()))
+    assert len(found.measured) >= min(whole, 4) and len(runner.ran) == len(found.measured)
+    assert found.ranking_seconds < 1.0 and found.prepared_seconds >= 1.5
+    # finished only when every candidate was visited; else the budget stopped it, with time spent
+    assert found.finished == (len(found.records) == whole)
+    assert found.finished or found.budget.left() < found.budget.next_candidate() + 0.5
+
+
+def test_the_cli_with_a_stored_calibration_and_a_short_budget_measures_and_says_where_the_time_went(
+        tmp_path, capsys):
+    from polyfw.machine import calibrations
+    from polyfw.explore.model import calibration_for
+    import numba
+
+    store = tmp_path / "s.sqlite"
+    calibrations.save(calibration_for("float32", numba.get_num_threads()), store)  # as a first run leaves it
+    assert main(["explore", "--n", "96", "--budget", "12", "--store", str(store), *FAST]) == 0
+    out = capsys.readouterr().out
+    measured = int(re.search(r"(\d+) measured, \d+ from the store", out).group(1))
+    assert measured >= 3 and "calibrating" not in out
+    assert re.search(r"search \d+: \d+ visited, (finished|not finished: --resume \d+ continues it)", out)
+
+
+def test_a_budget_spent_mostly_before_measuring_is_said():
+    from polyfw.explore.search import Exploration
+
+    found = Exploration([], "model", 1.0, budget=Budget(10.0), prepared_seconds=4.5, ranking_seconds=1.0)
+    assert found.overhead_note().startswith("preparing (the problem, the ceiling, calibration, the model) took 4.5 s "
+                                            "and ranking 1.0 s of the 10 s budget: most of it went before measuring")
+    assert Exploration([], "model", 1.0, budget=Budget(10.0), prepared_seconds=2.0).overhead_note() is None

@@ -533,6 +533,8 @@ def _explore(args: argparse.Namespace, runner, started: float) -> int:
         print(exploration_table(found.records))
         print(f"{len(found.measured)} measured, {found.skipped} from the store, in {found.elapsed:.0f} s; "
               f"{_search_line(found)}")
+        if found.overhead_note():
+            print(found.overhead_note())
         quality = quality_line(found)
         if quality is not None:
             print(quality)

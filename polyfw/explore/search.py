@@ -114,6 +114,19 @@ class Exploration(Measured):
     #: whether the strategy ran out of candidates (else a budget stopped it: --resume continues it)
     finished: bool = False
     budget: Budget = field(default_factory=Budget)
+    #: seconds from the budget's start until the search began (the problem, the ceiling, calibration,
+    #: the model), and until the strategy proposed its first candidate (its ranking)
+    prepared_seconds: float = 0.0
+    ranking_seconds: float = 0.0
+
+    def overhead_note(self) -> str | None:
+        """A line saying so when preparing and ranking took most of a time budget, else None."""
+        spent = self.prepared_seconds + self.ranking_seconds
+        if self.budget.seconds is None or spent <= self.budget.seconds / 2:
+            return None
+        return (f"preparing (the problem, the ceiling, calibration, the model) took {self.prepared_seconds:.1f} s and "
+                f"ranking {self.ranking_seconds:.1f} s of the {self.budget.seconds:g} s budget: most of it went "
+                "before measuring (a larger --budget, or --no-ceiling, leaves more to measure)")
 
     def quality(self) -> dict[str, float | None]:
         """Kendall's tau between predicted and measured seconds over the measured candidates, and the
@@ -273,13 +286,15 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
                                         strategy, settings, seed, repeats, budget_seconds, max_candidates),
                     resume, space)
     search = Search(space, model, seed, settings, budget.ranking_deadline())
-    skipped, finished = 0, False
+    skipped, finished, first_proposed = 0, False, None
     left = max(chosen.visits(space, settings) - visits.visited_before, 0)
     bar = Progress(left if max_candidates is None else min(max_candidates, left), progress)
     news = visits.news()
     if news:
         bar.say(news)
+    searching = time.perf_counter()
     for candidate in chosen.propose(search):
+        first_proposed = time.perf_counter() if first_proposed is None else first_proposed
         if candidate.key in search.seen or visits.feed(candidate, search):
             continue
         if not budget.allows_visit():
@@ -302,11 +317,13 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
         visits.add(candidate.key)
         bar.update(record)
     else:
-        finished = True
+        # a strategy that proposed nothing in a space that holds candidates has not searched it
+        finished = bool(search.records) or next(iter(space), None) is None
     bar.close()
     visits.close(finished)
     return Exploration(search.records, strategy, time.perf_counter() - began, skipped, search.seen,
-                       None if visits.search is None else visits.search.id, visits.resumed, finished, budget)
+                       None if visits.search is None else visits.search.id, visits.resumed, finished, budget,
+                       searching - budget.started, (first_proposed or time.perf_counter()) - searching)
 
 
 # ---------------------------------------------------------------- reading the results

@@ -127,13 +127,25 @@ def random_order(search: Search) -> Iterator[Candidate]:
 
 def model_guided(search: Search) -> Iterator[Candidate]:
     """A seeded random sample of the space ranked by the model's seconds, measured in that order
-    until `top` are measured; then the refinement around the best measured one."""
-    sample = stratified(search.space, search.seed)[:search.settings["sample"]]
-    for candidate in ranked(search.space, sample, search.model, search.deadline):
+    until `top` are measured; then the refinement around the best measured one. Under a time budget
+    the ranking stops at its deadline: what it had no time to rank comes after what it ranked, in the
+    stratified order, and once the refinement is done the rest of the space follows in that order,
+    so that the search measures until the budget is spent."""
+    everything = stratified(search.space, search.seed)
+    sample = everything[:search.settings["sample"]]
+    order = ranked(search.space, sample, search.model, search.deadline)
+    ranked_keys = {candidate.key for candidate in order}
+    order += [candidate for candidate in sample if candidate.key not in ranked_keys]
+    for candidate in order:
         if len(search.measured) >= search.settings["top"]:
             break
         yield candidate
     yield from refine(search)
+    if search.deadline is not None:  # a time budget: measure on until it is spent
+        for candidate in everything:
+            if candidate.key not in search.seen:
+                yield candidate
+            yield from refine(search)
 
 
 def refine(search: Search) -> Iterator[Candidate]:

@@ -30,6 +30,7 @@ from tiling.render import fill
 from .compiled import Compiled
 from .dataflow import RUNTIMES, compile_dataflow
 from .proved_ast import ProvedAst, MarkState, isl_c_source, prepare, record_workers
+from .packed_kernels import WORD_BITS
 from .kernels import (PROFILE, PROFILE_SLOTS, ROLE_KERNELS, TILE_KERNEL_NUMBERS, KernelOptions, kernel_signatures,
                       kernel_source, tile_kernel)
 from .llvm_options import vectorizers
@@ -185,7 +186,7 @@ class CompiledSchedule(Compiled):
         time in another order than the threads' usual one: 'reverse' (last task first) or
         'interleaved' (one tile-layer of each task in turn). Code whose tasks depend on each
         other gives other results than in the usual order."""
-        check_matrix(a, self.n, self.options.dtype, "a")
+        check_matrix(a, self.n, self.options.matrix_dtype, "a", self.options.columns(self.n))
         status = np.full(1, -1, dtype=np.int64)
         arguments = (a, status)
         if self.options.predecessors:
@@ -252,10 +253,11 @@ def _ordered(tasks: list[range], order: str) -> list[int]:
     return [task[step] for step in range(longest) for task in tasks if step < len(task)]
 
 
-def check_matrix(a: np.ndarray, n: int, dtype: str, what: str) -> None:
-    """The generated code takes C-contiguous n x m matrices (m >= n: rows may be padded)."""
-    if not isinstance(a, np.ndarray) or a.ndim != 2 or a.shape[0] != n or a.shape[1] < n:
-        raise ValueError(f"{what} must be a 2-D array with {n} rows and at least {n} columns, got "
+def check_matrix(a: np.ndarray, n: int, dtype: str, what: str, columns: int | None = None) -> None:
+    """The generated code takes C-contiguous n x m matrices (m >= columns, default n: rows may be padded)."""
+    columns = n if columns is None else columns
+    if not isinstance(a, np.ndarray) or a.ndim != 2 or a.shape[0] != n or a.shape[1] < columns:
+        raise ValueError(f"{what} must be a 2-D array with {n} rows and at least {columns} columns, got "
                          f"{getattr(a, 'shape', type(a).__name__)}")
     if a.dtype != np.dtype(dtype) or not a.flags.c_contiguous:
         raise ValueError(f"{what} must be a C-contiguous {dtype} array, got {a.dtype} "
@@ -355,11 +357,19 @@ def driver_form(n: int, tile: int, driver: str = "auto") -> str:
 
 def build(schedule: Schedule, target: str, dtype: str, semiring: str = "min-plus",
           register_block: tuple[int, int] | None = None, predecessors: bool = False,
-          runtime: str = "barrier", driver: str = "auto") -> CompiledSchedule:
-    """The 'cpu' target's builder (codegen.targets)."""
+          runtime: str = "barrier", driver: str = "auto", packed: bool = False) -> CompiledSchedule:
+    """The 'cpu' target's builder (codegen.targets). packed: or-and on rows packed 64 vertices a
+    uint64 word (the matrix n x ceil(n / 64) words), for tile-level schedules whose tile is a
+    multiple of 64."""
     block = None if register_block is None else tuple(register_block)
+    words = 0
+    if packed:
+        if schedule.tile_tree is None or schedule.tile % WORD_BITS or not schedule.original_point_order:
+            raise ValueError(f"packed rows run tile-layers whose columns are whole words: a family schedule whose "
+                             f"tile is a multiple of {WORD_BITS}, not {schedule.name}")
+        words = schedule.tile // WORD_BITS
     return generate_cpu(schedule, KernelOptions(dtype=dtype, register_block=block, predecessors=predecessors,
-                                                semiring=semiring), runtime, driver)
+                                                semiring=semiring, packed_words=words), runtime, driver)
 
 
 def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "barrier",
@@ -395,7 +405,7 @@ def generate_cpu(schedule: Schedule, options: KernelOptions, runtime: str = "bar
     if proved.level == "tile" and driver_form(proved.n, proved.tile, driver) == "replayed":
         run = _ReplayedDriver(run, kernels, [name for name in writer.kernels_used() if name != "put"])
     elif not run.signatures:  # the same driver module compiled before (another key) keeps its code
-        matrix = f"{options.dtype}[:, ::1]"
+        matrix = f"{options.matrix_dtype}[:, ::1]"
         pred = ", int32[:, ::1]" if options.predecessors else ""
         profile = f", {PROFILE}" if proved.level == "tile" else ""  # point-level drivers run no task lists
         run.compile(f"void({matrix}{pred}, int64[::1]{profile})")

@@ -183,7 +183,7 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned:
         check_task_graph(calls[:, 1:], schedule.n, schedule.tile, rules, f"the dataflow runtime for {schedule.name}")
     source = dataflow_source(schedule.tile, options, kernels.__name__, rules)
     runtime = load_module(source, "dataflow").run_dataflow
-    matrix = f"{options.dtype}[:, ::1]"
+    matrix = f"{options.matrix_dtype}[:, ::1]"
     pred = ", int32[:, ::1]" if options.predecessors else ""
     table, vector = "int64[:, ::1]", "int64[::1]"
     if not runtime.signatures:

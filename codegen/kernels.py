@@ -39,6 +39,7 @@ from tiling.render import fill
 from tiling.semirings import semiring
 
 from .intrinsics import target_isa, vector_registers, vector_width
+from .packed_kernels import WORD_BITS, packed_kernel_source
 from .register_blocks import (MAX_ROWS, MAX_VECTORS, PREFETCH, BlockChoice, choose_register_block, default_register_block,
                               registers_needed)
 
@@ -72,16 +73,25 @@ class KernelOptions:
     #: register blocks ahead whose C lines the product prefetches into L1 and into L2, 0 for none
     #: (None: with the chosen block, its own; else codegen.register_blocks.PREFETCH)
     prefetch: tuple[int, int] | None = None
+    #: 0, or or-and on rows packed 64 vertices a uint64 word (codegen.packed_kernels) in tiles of this
+    #: many words
+    packed_words: int = 0
 
     def __post_init__(self) -> None:
         ring = semiring(self.semiring)
         ring.check_relaxed()
         if self.dtype not in ring.dtypes:
             raise ValueError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {self.dtype!r}")
+        if self.packed_words and (ring.name != "or-and" or self.predecessors or not isinstance(self.packed_words, int)
+                                  or self.packed_words < 1):
+            raise ValueError(f"packed rows (64 vertices a word) hold reachability: semiring or-and without "
+                             f"predecessors, in tiles of a whole number of words; got semiring {ring.name}, "
+                             f"predecessors={self.predecessors}, {self.packed_words!r} words")
         width = vector_width(np.dtype(self.dtype).itemsize)
         if self.register_block is None:
-            # with predecessors only the nest-order kernel runs: nothing to measure
-            choice = (choose_register_block(self.dtype, ring.name) if not self.predecessors
+            # with predecessors only the nest-order kernel runs, packed rows have no register block: nothing
+            # to measure
+            choice = (choose_register_block(self.dtype, ring.name) if not (self.predecessors or self.packed_words)
                       else BlockChoice(*default_register_block(self.dtype)))
             object.__setattr__(self, "register_block", (choice.rows, choice.vectors * width))
             for knob in ("unroll", "prefetch"):
@@ -125,6 +135,15 @@ class KernelOptions:
 
     def better(self, x: str, y: str) -> str:
         return semiring(self.semiring).better(x, y)
+
+    @property
+    def matrix_dtype(self) -> str:
+        """The element type of the matrix the kernels take (packed rows: uint64 words)."""
+        return "uint64" if self.packed_words else self.dtype
+
+    def columns(self, n: int) -> int:
+        """The fewest columns the kernels' matrix has for n vertices (packed: words)."""
+        return -(-n // WORD_BITS) if self.packed_words else n
 
     @property
     def matrices(self) -> str:
@@ -445,6 +464,12 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     keeps its machine code on disk (codegen.assembly compiles afresh, to read the assembly)."""
     rows, columns = options.register_block
     ring = semiring(options.semiring)
+    dispatch = dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1")
+    tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache,
+                 product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
+                 stage_slot=PROFILE_SLOTS.index("stages"))
+    if options.packed_words:
+        return packed_kernel_source(options.packed_words, tasks, cache)
     source = fill(_HEAD, dtype=options.dtype, rows=rows, columns=columns, vectors=options.vectors, isa=target_isa(),
                   unroll=options.unroll, near=options.prefetch[0], far=options.prefetch[1],
                   semiring=ring.name, plus=ring.plus.name, times=ring.times.name, cache=cache,
@@ -453,10 +478,7 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
                    through=options.through("a[i, k]", "a[k, j]"), better=options.better("through_k", "a[i, j]"))
     source += fill(_LAYERS, relax=options.relax("a[i, j]", "a_ik", "a[k, j]"), columns=_strip_columns(options),
                    cache=cache)
-    dispatch = dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1")
-    source += fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache,
-                   product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
-                   stage_slot=PROFILE_SLOTS.index("stages"))
+    source += tasks
     if options.predecessors:
         return source + fill(_PREDECESSORS, relax_direct=options.through("a_ik", "a[k, j]"), cache=cache,
                              better=options.better("through_k", "a[i, j]"))
@@ -479,11 +501,17 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     Callees come before their callers: a caller compiled first would compile
     them implicitly, with the wrong vectorizer settings.
     """
-    matrix = f"{options.dtype}[:, ::1]"
+    matrix = f"{options.matrix_dtype}[:, ::1]"
     bounds = ", ".join(["int64"] * 6)
     layers = f"void({matrix}, {bounds}, int64[::1])"
     table = "int64[:, ::1], int64"
     record = {"put": f"int64[:, ::1](int64[:, ::1], {', '.join(['int64'] * 5)})"}
+    tasks = f"void({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE})"
+    if options.packed_words:
+        words = ", ".join(["uint64"] * 5)
+        return {**record, "micro_or_rows": f"void({matrix}, {', '.join(['uint64'] * 6)})",
+                "or_rows": f"void({matrix}, {words}, uint64, uint64)", "relax_layers": layers,
+                "relax_closure": layers, "relax_product": layers, "run_tasks": tasks}
     if options.predecessors:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"
         return {**record, "relax_layers_pred": pred,

@@ -178,7 +178,9 @@ register(Target("cpu", "Numba on the CPU: prange over each stage's tasks, regist
                         ("barrier", "dataflow", "dataflow-shared")),
                  Option("driver", "auto", "a tile-level driver's form: replayed (the recorded kernel calls, no "
                         "compile), compiled (Numba), or auto: replayed up to 100,000 tile-layers", str,
-                        ("auto", "compiled", "replayed"))),
+                        ("auto", "compiled", "replayed")),
+                 Option("packed", False, "or-and on rows packed 64 vertices a uint64 word: the matrix is n x "
+                        "ceil(n/64) words, the tile a multiple of 64", _flag)),
                 "codegen.cpu:build", search_axes=("runtime",), schedule_settings=("runtime",), on_cpu=True))
 register(Target("cuda", "Numba CUDA on a GPU: one kernel per parallel band, one thread block per task",
                 ("float32", "int32", "uint8"), _CUDA_OPTIONS, "codegen.cuda:build",

@@ -15,8 +15,10 @@ import numpy as np
 
 from codegen import generate
 from codegen.distances import float64_distances
+from codegen.packed_kernels import WORD_BITS, pack_rows, unpack_rows
 from codegen.register_blocks import choices_stamp
 from codegen.targets import Target, find_target
+from schedules.families import build as build_schedule
 from schedules.schedule import Schedule
 from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
@@ -215,6 +217,10 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
                              or tile is not None or kappa is not None):
         method = "dense"  # another semiring or target, or a schedule asked for: Floyd-Warshall by it
     if method == "dense":
+        if ring.name == "or-and" and (dtype is None or dtype == "auto") and target == "cpu":
+            packed = _solve_packed(graph, n, schedule, tile, kappa, directed, weight)
+            if packed is not None:
+                return packed
         return _solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed, predecessors,
                             weight, as_scipy)
     if ring is not MIN_PLUS or not sparse_stands_in(spec):
@@ -323,6 +329,33 @@ def compiled_for(schedule: str | Schedule, n: int, ring, tile: int | None, kappa
     if key is not None:
         _PLANS[key] = chosen, compiled
     return compiled
+
+
+#: the tile reachability on packed rows runs in where none is asked for: 8 words a row (of 256, 512 and
+#: 1024, the fastest at n = 4096 and 8192 on a 2-core AVX-512 Xeon: benchmarks/reachability.py)
+PACKED_TILE = 512
+
+
+def _solve_packed(graph, n: int, schedule, tile, kappa, directed: bool, weight: str) -> np.ndarray | None:
+    """Reachability (or-and) on rows packed 64 vertices a word (codegen.packed_kernels): the same proved
+    schedules, an eighth of uint8's bytes, a row of B ORed in per set bit. None where the schedule asked
+    for cannot run so (a tile that is not whole words, a tree over points): then the uint8 path runs."""
+    if schedule == "auto" and tile is None and kappa is None:  # one tile of whole words where n is smaller
+        chosen = build_schedule("classic", n, min(PACKED_TILE, -(-n // WORD_BITS) * WORD_BITS))
+    else:
+        chosen = resolve_schedule(schedule, n, "uint8", "cpu", tile, kappa)
+    if chosen.tile_tree is None or chosen.tile % WORD_BITS or not chosen.original_point_order:
+        return None
+    with phase("input"):
+        words = pack_rows(as_semiring_matrix(graph, find_semiring("or-and"), "uint8", directed=directed,
+                                             weight=weight))
+    with phase("schedule"):
+        compiled = generate(chosen, target="cpu", dtype="uint8", semiring="or-and", packed=True)
+    with phase("run"):
+        compiled(words)
+    note_run(getattr(compiled, "last_run", {}))
+    with phase("output"):
+        return unpack_rows(words, n)
 
 
 def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,

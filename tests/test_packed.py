@@ -99,3 +99,10 @@ def test_random_digraphs_on_packed_rows_are_warshall(n, degree, seed, family):
     words = pack_rows(adjacency | np.eye(n, dtype=bool))
     generate(schedules.build(name, n, **parameters), dtype="uint8", semiring="or-and", packed=True)(words)
     assert np.array_equal(unpack_rows(words, n), warshall(adjacency))
+
+
+def test_a_dense_bool_input_is_packed_as_it_is_directed_or_not():
+    adjacency = random_adjacency(100, 150, 9)
+    for directed in (True, False):
+        assert np.array_equal(polyfw.solve(adjacency, semiring="or-and", directed=directed),
+                              polyfw.solve(adjacency, semiring="or-and", directed=directed, dtype="uint8"))

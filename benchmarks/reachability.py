@@ -1,0 +1,100 @@
+"""Reachability (the or-and semiring) one bit a pair, beside polyfw's uint8 path and the Python user's
+alternatives, in one run (issue 51, item 3). Not a test.
+
+    OMP_WAIT_POLICY=passive python3 benchmarks/reachability.py [--sizes 2048 4096 8192] [--repeats 3]
+
+Graph: a random digraph with 4n arcs (a giant strongly connected part: the closure is mostly ones).
+Rows, each checked equal to the packed result first:
+- polyfw's default `solve(adjacency, semiring='or-and')`: rows packed 64 vertices a word;
+- polyfw's uint8 path (`dtype='uint8'`): a byte a pair through the register-blocked product;
+- a numpy bitset Warshall (rows packed by np.packbits, per k one OR of row k into the rows holding k);
+- networkx's transitive_closure (up to --networkx-up-to vertices).
+And the factor the issue compares with: polyfw's int32 min-plus `solve` against a numpy Floyd-Warshall
+(per k one np.minimum of the matrix and a[:, k] + a[k]) on the same graph with weights 1-1000.
+Seconds are medians of --repeats whole calls.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from statistics import median
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import networkx as nx  # noqa: E402
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+import polyfw  # noqa: E402
+from codegen.intrinsics import host_isa  # noqa: E402
+from codegen.packed_kernels import pack_rows, unpack_rows  # noqa: E402
+
+
+def seconds(run, repeats: int) -> float:
+    run()
+    found = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        found.append(time.perf_counter() - started)
+    return median(found)
+
+
+def numpy_bitset(adjacency: np.ndarray) -> np.ndarray:
+    """Warshall on bitsets in numpy: per k, row k ORed into every row whose bit k is set."""
+    n = len(adjacency)
+    rows = pack_rows(adjacency | np.eye(n, dtype=bool))
+    for k in range(n):
+        holding = np.flatnonzero((rows[:, k >> 6] >> np.uint64(k & 63)) & np.uint64(1))
+        rows[holding] |= rows[k]
+    return unpack_rows(rows, n)
+
+
+def numpy_floyd_warshall(weights: np.ndarray) -> np.ndarray:
+    distances = weights.copy()
+    for k in range(len(distances)):
+        np.minimum(distances, distances[:, k:k + 1] + distances[k], out=distances)
+    return distances
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096, 8192])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--networkx-up-to", type=int, default=1024)
+    args = parser.parse_args()
+    print(f"CPU: {platform.processor() or platform.machine()}, {host_isa()}, {numba.get_num_threads()} threads")
+    for n in args.sizes:
+        rng = np.random.default_rng(n)
+        tails, heads = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+        adjacency = np.zeros((n, n), dtype=bool)
+        adjacency[tails, heads] = True
+        packed = polyfw.solve(adjacency, semiring="or-and")
+        assert np.array_equal(packed, polyfw.solve(adjacency, semiring="or-and", dtype="uint8"))
+        rows = {"packed (default)": seconds(lambda: polyfw.solve(adjacency, semiring="or-and"), args.repeats),
+                "uint8": seconds(lambda: polyfw.solve(adjacency, semiring="or-and", dtype="uint8"), args.repeats)}
+        assert np.array_equal(numpy_bitset(adjacency), packed)
+        rows["numpy bitset Warshall"] = seconds(lambda: numpy_bitset(adjacency), 1)
+        if n <= args.networkx_up_to:
+            graph = nx.DiGraph(zip(tails.tolist(), heads.tolist()))
+            graph.add_nodes_from(range(n))
+            rows["networkx transitive_closure"] = seconds(lambda: nx.transitive_closure(graph, reflexive=True), 1)
+        weights = np.full((n, n), np.inf)
+        weights[tails, heads] = rng.integers(1, 1001, 4 * n)
+        np.fill_diagonal(weights, 0)
+        int32 = seconds(lambda: polyfw.solve(weights, dtype="int32"), args.repeats)
+        numpy_fw = seconds(lambda: numpy_floyd_warshall(weights), 1) if n <= 4096 else None
+        print(f"\nn = {n}: reachability (answers equal)")
+        base = rows["packed (default)"]
+        for name, taken in rows.items():
+            print(f"  {name:30} {taken:9.3f} s  {taken / base:7.1f}x the packed time")
+        line = f"  int32 min-plus solve {int32:.3f} s"
+        if numpy_fw is not None:
+            line += f"; numpy Floyd-Warshall {numpy_fw:.3f} s: int32 is {numpy_fw / int32:.1f}x ahead"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -381,13 +381,16 @@ def batch_report(compiled, arch: str = "sm_90", result_dtype: str | None = None)
                          (compiled.source, f"batch_run_{result_dtype or compiled.dtype}"))
 
 
-def kernel_report(name: str, function, signature: tuple, threads: int, arch: str, key: tuple[str, str]
+def kernel_report(name: str, kernel, signature: tuple, threads: int, arch: str, key: tuple[str, str]
                   ) -> KernelReport:
-    """A CUDA kernel's Python function compiled for `arch` with `signature` (types.*) and assembled.
-    key: (its module's source, a name) to keep its PTX under the cache as every kernel's is."""
+    """A CUDA kernel (its dispatcher, whose launch bounds it keeps, or its Python function) compiled for
+    `arch` with `signature` (types.*) and assembled. key: (its module's source, a name) to keep its PTX
+    under the cache as every kernel's is."""
     spec = architecture(arch)
     source, label = key
+    bounds = getattr(kernel, "targetoptions", {}).get("launch_bounds")
     with _device_standing_in(spec.compute_capability):
         ptx = _cached_ptx(_ptx_path(source, label, arch),
-                          lambda: cuda.compile_ptx(function, signature, cc=spec.compute_capability)[0])
+                          lambda: cuda.compile_ptx(getattr(kernel, "py_func", kernel), signature,
+                                                   cc=spec.compute_capability, launch_bounds=bounds)[0])
     return assemble(name, ptx, threads, arch)

@@ -10,7 +10,8 @@ steps) on the device; every search takes one and leaves it there.
 - BFS is direction-optimizing (Beamer): top-down steps expand a queue of frontier vertices, each by
   a group of lanes sized to the frontier's mean degree (up to a warp), claiming a vertex with a
   compare-and-swap on its level; bottom-up steps give each unvisited vertex a thread that scans its
-  in-edges for a parent in the frontier; the device switches between them with Beamer's rules.
+  in-edges for a parent in the frontier, read from a bitmap of it (a bit a vertex); the device
+  switches between them with Beamer's rules.
 - SSSP is near-far (Davidson et al.'s delta-stepping for GPUs): a near queue below a threshold is
   relaxed round by round with atomic minima, what lands further goes to a far queue, and when the
   near queue empties the threshold moves past the nearest far vertex and the far queue is split.
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import numba
-from numba import config, cuda, int32, int64, types
+from numba import config, cuda, int32, int64, types, uint32
 
 from codegen.machine_code import KernelReport, kernel_report, outermost_loop
 
@@ -42,6 +43,8 @@ from ..graphs import NO_PREDECESSOR
 from .paths import ALPHA, BETA, _check_source, _smallest_levels, potentials, sssp
 
 THREADS = 256
+#: blocks of THREADS a kernel's registers leave room for on an SM (launch bounds)
+RESIDENT_BLOCKS = 4
 #: threads a block under Numba's simulator, which runs each as a Python thread: two warps
 SIMULATED_THREADS = 64
 WARP = 32
@@ -128,6 +131,17 @@ def _next_step(counters, current, n, alpha, beta):
 
 
 @cuda.jit(device=True)
+def _frontier_bits(thread, threads, bitmap, current, queue, following, counters):
+    """Between a BFS level's barriers: the frontier just expanded leaves its bitmap (clear again for
+    the level after next) and the next one enters the other, a bit a vertex: what bottom-up steps read."""
+    for word in range(thread, bitmap.shape[1], threads):
+        bitmap[current, word] = 0
+    for slot in range(thread, counters[SIZE + following], threads):
+        v = queue[following, slot]
+        cuda.atomic.or_(bitmap, (following, v >> 5), uint32(1) << uint32(v & 31))
+
+
+@cuda.jit(device=True)
 def _claim(stamps, v, mark):
     """Whether this thread is the first to stamp v with `mark` (v then goes in a queue once)."""
     return cuda.atomic.exch(stamps, v, mark) != mark
@@ -196,13 +210,14 @@ def _search_kernels(worker, barrier):
     threads) and its barrier): the whole grid's, or each block's."""
 
     def bfs_search(indptr, indices, rindptr, rindices, weights, all_dist, all_level, all_parent, all_queue,
-                   all_heavy, all_counters, alpha, beta, tight, heavy):
+                   all_heavy, all_bitmap, all_counters, alpha, beta, tight, heavy):
         """A whole direction-optimizing BFS (see the module's text); tight: follow only the edges on
         shortest paths (dist[u] + w == dist[v]), top-down only (alpha = 0); heavy: the most edges a
         frontier vertex has to be expanded by a group of lanes rather than by every thread."""
         search, thread, threads = worker()
         dist, level, parent = all_dist[search], all_level[search], all_parent[search]
         queue, heavy_list, counters = all_queue[search], all_heavy[search], all_counters[search]
+        bitmap = all_bitmap[search]
         n = level.shape[0]
         depth = int32(0)
         current = 0
@@ -220,12 +235,14 @@ def _search_kernels(worker, barrier):
                     if level[v] == UNREACHED:
                         for e in range(rindptr[v], rindptr[v + 1]):
                             u = rindices[e]
-                            if level[u] == depth:
+                            if (bitmap[current, u >> 5] >> (u & 31)) & 1:  # u in the frontier
                                 level[v] = depth + 1  # v's own thread: no other writer
                                 parent[v] = u
                                 _append(queue, counters, following, v, indptr)
                                 break
             barrier()
+            if alpha > 0:
+                _frontier_bits(thread, threads, bitmap, current, queue, following, counters)
             if thread == 0:
                 _next_step(counters, current, n, alpha, beta)
             barrier()
@@ -300,7 +317,9 @@ def _search_kernels(worker, barrier):
         if thread == 0:
             counters[DEPTH] = done
 
-    return cuda.jit(bfs_search), cuda.jit(near_far_search)
+    # at most 64 registers a thread, so that 4 blocks (32 warps) share an SM to hide the loads' latency
+    bounds = {} if _simulated() else {"launch_bounds": (THREADS, RESIDENT_BLOCKS)}
+    return cuda.jit(bfs_search, **bounds), cuda.jit(near_far_search, **bounds)
 
 
 #: one search over the whole grid (a cooperative launch), and one search a block
@@ -350,6 +369,12 @@ class _Searches:
             queue[:, 0, 0] = self.sources
         return self.graph.upload(queue)
 
+    def frontier_bits(self):
+        """Two frontier bitmaps a search (32 vertices a word), the first holding its source."""
+        bits = np.zeros((len(self.sources), 2, -(-max(self.graph.n, 1) // 32)), dtype=np.uint32)
+        bits[np.arange(len(self.sources)), 0, self.sources >> 5] = np.left_shift(1, self.sources & 31).astype(np.uint32)
+        return self.graph.upload(bits)
+
     def scratch(self):
         """A vertex list a search on the device (a step's heavy vertices), never read back."""
         return cuda.device_array((len(self.sources), max(self.graph.n, 1)), dtype=self.graph.csr.indices.dtype)
@@ -376,7 +401,8 @@ def _trees(graph: DeviceGraph, searches: _Searches, alpha: int, dist=None, weigh
     kernel = (BLOCK_KERNELS if many else GRID_KERNELS)[0]
     unused = None if tight else graph.upload(np.zeros((len(searches.sources), 1)))  # distances a BFS never reads
     _launch(kernel, many, graph.indptr, graph.indices, rindptr, rindices, weights, dist if tight else unused, level,
-            parent, searches.queues(n), searches.scratch(), counters, alpha, BETA, int(tight), HEAVY_EDGES)
+            parent, searches.queues(n), searches.scratch(), searches.frontier_bits(), counters, alpha, BETA, int(tight),
+            HEAVY_EDGES)
     return level, parent, counters
 
 
@@ -546,7 +572,8 @@ def _kernels() -> dict:
     rows = {dtype: types.Array(dtype, 2, "C") for dtype in (types.int32, types.float64, types.int64)}
     queues = types.Array(types.int32, 3, "C")
     bfs = (ids, small, ids, small, values, rows[types.float64], rows[types.int32], rows[types.int32], queues,
-           rows[types.int32], rows[types.int64], types.int64, types.int64, types.int64, types.int64)
+           rows[types.int32], types.Array(types.uint32, 3, "C"), rows[types.int64], types.int64, types.int64,
+           types.int64, types.int64)
     near_far = (ids, small, values, rows[types.float64], queues, queues, rows[types.int32], rows[types.int32],
                 rows[types.int32], rows[types.int64], rows[types.float64], types.float64, types.int64, types.int64)
     return {f"{name}_{scope}": (kernels[number], (bfs, near_far)[number])
@@ -561,7 +588,7 @@ def machine_code(arch: str = "sm_90") -> list[tuple[KernelReport, str, int, int 
     source = Path(__file__).read_text()
     found = []
     for name, (kernel, signature) in _kernels().items():
-        report = kernel_report(name, kernel.py_func, signature, THREADS, arch, (source, name))
+        report = kernel_report(name, kernel, signature, THREADS, arch, (source, name))
         code = sum(instruction.opcode != "NOP" for instruction in report.listing)
         found.append((report, "part of a vertex", code, outermost_loop(list(report.listing))))
     return found

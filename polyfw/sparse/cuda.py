@@ -406,7 +406,7 @@ def _trees(graph: DeviceGraph, searches: _Searches, alpha: int, dist=None, weigh
     return level, parent, counters
 
 
-def bfs_cuda(graph, source: int, direction: str = "optimizing", device_result: bool = False, steps: list | None = None):
+def bfs_cuda(graph, source: int, direction: str = "optimizing", device_result: bool = False, steps: dict | None = None):
     """(levels, parents) of a BFS from `source` on the GPU, as polyfw.sparse.bfs gives them (levels in
     the smallest unsigned dtype, unreached its maximum; parents -1 where unreached, the source its
     own). graph: a DeviceGraph (to_device), or any graph, moved there first. device_result: the two

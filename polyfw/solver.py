@@ -28,6 +28,7 @@ from .errors import NegativeCycleError
 from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
                      missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from .method import SOLVE_METHODS, WIDER_MARGIN, MethodChoice, choose_method, fastest_exact, method_rates
+from .graphs.dense_facts import contiguous, dense_facts, one_reading
 from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order, worth_reordering
 from .machine.tuning import table_stamp
@@ -199,6 +200,13 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     An input of another dtype, or a dtype the semiring does not compute in, is refused in one
     line naming the accepted ones (GraphInputError, a ValueError).
     """
+    with one_reading():  # a dense input's facts are gathered once for the whole call
+        return _solve(graph, schedule, tile, kappa, target, dtype, directed, predecessors, weight, semiring, method,
+                      null_value)
+
+
+def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, predecessors: bool, weight: str,
+           semiring: str, method: str, null_value):
     ring = find_semiring(semiring)
     ring.check_relaxed()
     spec = find_target(target)
@@ -255,7 +263,7 @@ def _read_once(graph, ring, null_value: float | None):
     if isinstance(graph, (list, tuple)):
         graph = np.asarray(graph)
     if ring is MIN_PLUS and type(graph) is np.ndarray:
-        graph = null_as_inf(graph, null_value, stacklevel=4)  # the warning at solve's caller
+        graph = null_as_inf(graph, null_value, stacklevel=5)  # the warning at solve's caller
     return graph
 
 
@@ -369,6 +377,13 @@ def _packed_input(graph, n: int, directed: bool, weight: str) -> np.ndarray:
     return pack_rows(as_semiring_matrix(graph, find_semiring("or-and"), "uint8", directed=directed, weight=weight))
 
 
+def _lightest_weight(graph, distances: np.ndarray) -> float:
+    """The lightest weight a run starts from: a dense input's facts (read already), else the matrix's minimum."""
+    if isinstance(graph, np.ndarray) and graph.ndim == 2 and graph.dtype.kind in "iuf":
+        return dense_facts(graph).lightest
+    return float(distances.min())
+
+
 def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,
                  predecessors: bool, weight: str, as_scipy: bool):
     """Floyd-Warshall by the schedule in `dtype_name`; as_scipy: float64 with inf returned."""
@@ -385,7 +400,8 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
             distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
         # integer sums through INF can fall below INF when edges are negative (_restore_unreachable);
         # INF is above every weight, so the matrix's minimum is the lightest edge
-        lightest_edge = min(float(distances.min()), 0.0) if ring is MIN_PLUS and dtype_name in INTEGER_INF else 0.0
+        lightest_edge = min(_lightest_weight(graph, distances), 0.0) \
+            if ring is MIN_PLUS and dtype_name in INTEGER_INF else 0.0
         pred = None
         if predecessors:
             pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
@@ -409,7 +425,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
         if as_scipy and distances.dtype != np.float64:
             distances = float64_distances(distances, position)
         else:
-            distances = np.ascontiguousarray(distances if position is None else distances[np.ix_(position, position)])
+            distances = contiguous(distances) if position is None else distances[np.ix_(position, position)]
     if pred is None:
         return distances
     return distances, np.ascontiguousarray(pred[:, :n])

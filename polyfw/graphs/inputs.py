@@ -22,6 +22,7 @@ from numba import prange
 from tiling.code_cache import parallel_above
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
+from .dense_facts import copy_into, dense_facts
 from .edges import Edges, GraphInputError
 from .formats import read_graph
 
@@ -58,7 +59,9 @@ def check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> No
             if values.dtype.kind == "b" else ""
         raise GraphInputError(f"{where}: weights must be real numbers (an integer or float dtype), "
                               f"got dtype {values.dtype}{hint}")
-    if values.dtype.kind == "f" and not (values > -np.inf).all():  # one pass: NaN and -inf both fail
+    # a matrix's facts are read once a call (dense_facts); a list of weights in one pass: NaN and -inf both fail
+    if values.dtype.kind == "f" and (dense_facts(values).not_allowed if values.ndim == 2 else
+                                     not (values > -np.inf).all()):
         bad = np.flatnonzero(np.isnan(values) | ((values == -np.inf) & (not minus_inf)))
         if bad.size:
             raise GraphInputError(f"{where}: weight {values.flat[bad[0]]} at flat position {bad[0]} is not allowed (NaN or -inf)")
@@ -149,22 +152,6 @@ class WeightSummary:
 
 
 @parallel_above()
-def _finite_entries(matrix):
-    """(count, fractional count, min, max) of a float matrix's finite entries, in one parallel pass
-    (numpy's masks and gathers took four, 50-80 ms at n = 2048: a tenth of a solve)."""
-    count, fractional, lightest, heaviest = 0, 0, np.inf, -np.inf
-    for i in prange(matrix.shape[0]):
-        for j in range(matrix.shape[1]):
-            x = matrix[i, j]
-            if np.isfinite(x):
-                count += 1
-                fractional += x != np.floor(x)
-                lightest = min(lightest, x)
-                heaviest = max(heaviest, x)
-    return count, fractional, lightest, heaviest
-
-
-@parallel_above()
 def _fill_integer(matrix, inf, out):
     """out = matrix in an integer dtype, inf where it is not finite (its entries checked integers)."""
     for i in prange(matrix.shape[0]):
@@ -176,12 +163,12 @@ def _fill_integer(matrix, inf, out):
 def summarize_weights(graph, weight: str = "weight", null_value: float | None = None) -> WeightSummary:
     """The vertex and arc counts and the weights' range and kind of any input of as_dense."""
     edges, _ = edges_or_dense(graph, weight)
-    if isinstance(edges, np.ndarray) and edges.dtype.kind == "f" and edges.ndim == 2 and \
+    if isinstance(edges, np.ndarray) and edges.dtype.kind in "iuf" and edges.ndim == 2 and \
             (null_value is None or np.isinf(null_value)):
-        count, fractional, lightest, heaviest = _finite_entries(np.ascontiguousarray(edges, dtype=np.float64))
-        if not count:
+        facts = dense_facts(edges)
+        if not facts.finite:
             return WeightSummary(edges.shape[0], 0, True, 0.0, 0.0)
-        return WeightSummary(edges.shape[0], int(count), fractional == 0, float(lightest), float(heaviest))
+        return WeightSummary(edges.shape[0], facts.finite, facts.fractional == 0, facts.lightest, facts.heaviest)
     if isinstance(edges, Edges):
         n, values = edges.n, np.asarray(edges.weight)
     else:
@@ -214,6 +201,10 @@ def check_integer_weights(weights: np.ndarray, n: int, dtype) -> None:
     any whose path_bound reaches its INF (naming the narrowest type that holds them)."""
     dtype = np.dtype(dtype)
     if not weights.size:
+        return
+    if weights.ndim == 2:
+        facts = dense_facts(weights)
+        _check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, n, dtype)
         return
     integer = weights.dtype.kind != "f" or not (weights.astype(np.int64) != weights).any()
     _check_integer_range(integer, float(weights.min()), float(weights.max()), n, dtype)
@@ -269,16 +260,14 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
         # float64 detour (solve's overhead; the detour cost 0.6 s at n = 4096 in int32)
         if dtype.kind == "i":
             check_integer_weights(edges, edges.shape[0], dtype)
-        matrix = np.empty(edges.shape, dtype) if out is None else out
-        np.copyto(matrix, edges, casting="unsafe")
+        matrix = copy_into(edges, np.empty(edges.shape, dtype) if out is None else out)
         return _closed_diagonal(matrix, directed and input_directed)
     if dtype.kind == "i":  # float weights into an integer dtype: checked and filled in one pass each
-        floats = np.ascontiguousarray(edges, dtype=np.float64)
-        count, fractional, lightest, heaviest = _finite_entries(floats)
-        if count:
-            _check_integer_range(fractional == 0, lightest, heaviest, floats.shape[0], dtype)
-        result = np.empty(floats.shape, dtype=dtype) if out is None else out
-        _fill_integer(floats, dtype.type(top(dtype)), result)
+        facts = dense_facts(edges)
+        if facts.finite:
+            _check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, edges.shape[0], dtype)
+        result = np.empty(edges.shape, dtype=dtype) if out is None else out
+        _fill_integer(edges, dtype.type(top(dtype)), result)
         return _closed_diagonal(result, directed and input_directed)
     matrix = _closed_diagonal(edges.astype(np.float64, copy=True), directed and input_directed)
     if out is None:
@@ -292,8 +281,8 @@ def null_as_inf(matrix: np.ndarray, null_value: float | None, stacklevel: int = 
     null_value=None, one warning when zeros off the diagonal are read as arcs (`stacklevel`: at
     the caller's caller, by default)."""
     if null_value is None:
-        off_diagonal_zero = (matrix == 0).sum() > (np.diagonal(matrix) == 0).sum()
-        if off_diagonal_zero:
+        if (dense_facts(matrix).off_diagonal_zeros if matrix.ndim == 2 and matrix.dtype.kind in "iuf"
+                else (matrix == 0).sum() > (np.diagonal(matrix) == 0).sum()):
             warnings.warn("a dense matrix with zeros off the diagonal: read as arcs of weight 0; pass null_value=0 to "
                           "read them as missing arcs (scipy's csgraph convention), or null_value=np.inf to keep them "
                           "as arcs without this warning", UserWarning, stacklevel=stacklevel)
@@ -311,10 +300,18 @@ def _check_exact_sums(weights: np.ndarray, n: int, dtype: np.dtype) -> None:
     unreachable), and warn once when `dtype` rounds a weight."""
     if dtype.kind != "f" or not weights.size:
         return
-    finite = weights[np.isfinite(weights)] if weights.dtype.kind == "f" else weights
-    if not finite.size:
-        return
-    largest = float(np.abs(finite).max())
+    if weights.ndim == 2:  # a dense matrix: its facts (read once a call), and the rounded weights only if any
+        facts = dense_facts(weights)
+        if not facts.finite:
+            return
+        largest = max(abs(facts.lightest), abs(facts.heaviest))
+        rounds = dtype == np.float32 and weights.dtype != np.float32 and facts.float32_rounds
+        finite = weights[np.isfinite(weights)] if rounds else weights[:0, 0]
+    else:
+        finite = weights[np.isfinite(weights)] if weights.dtype.kind == "f" else weights
+        if not finite.size:
+            return
+        largest = float(np.abs(finite).max())
     if largest * max(n - 1, 1) > float(np.finfo(dtype).max):
         raise GraphInputError(f"weights up to {largest:g} over {n} vertices: a path sum can overflow {dtype.name} "
                               f"(largest {float(np.finfo(dtype).max):g}) and would read as unreachable; scale the "

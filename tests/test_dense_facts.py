@@ -1,0 +1,82 @@
+"""polyfw.graphs.dense_facts: one compiled pass gives what numpy's passes gave, once a call."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from polyfw import solve
+from polyfw.graphs import dense_facts as facts_module
+from polyfw.graphs.dense_facts import contiguous, copy_into, dense_facts, one_reading
+from tiling.code_cache import PARALLEL_FROM_ENTRIES
+
+
+def numpy_facts(matrix: np.ndarray) -> tuple:
+    values = matrix.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    off_diagonal = ~np.eye(*matrix.shape, dtype=bool)
+    return (finite.size, int((finite != np.floor(finite)).sum()),
+            float(finite.min()) if finite.size else np.inf, float(finite.max()) if finite.size else -np.inf,
+            int(((values == 0) & off_diagonal).sum()), int((np.isnan(values) | (values == -np.inf)).sum()),
+            int((finite.astype(np.float32).astype(np.float64) != finite).sum()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.sampled_from(["float64", "float32", "int32", "int16"]), st.integers(0, 2**32 - 1))
+def test_facts_match_numpy(n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.choice([0.0, 1.0, -3.0, 2.5, 1e9 + 1, np.inf, -np.inf, np.nan, 7.0], size=(n, n),
+                        p=[0.15, 0.2, 0.1, 0.1, 0.05, 0.2, 0.05, 0.05, 0.1])
+    if dtype.startswith("int"):
+        values = np.where(np.isfinite(values), np.trunc(np.clip(values, -100, 100)), 5)
+    matrix = values.astype(dtype)
+    found = dense_facts(matrix)
+    assert (found.finite, found.fractional, found.lightest, found.heaviest, found.off_diagonal_zeros,
+            found.not_allowed, found.float32_rounds) == numpy_facts(matrix)
+
+
+def test_parallel_pass_on_a_large_strided_view():
+    n = 160  # 160^2 entries: above PARALLEL_FROM_ENTRIES, so the prange copy runs
+    assert n * n >= PARALLEL_FROM_ENTRIES
+    padded = np.full((n, n + 16), -np.inf)
+    view = padded[:, :n]
+    view[...] = np.arange(n * n, dtype=np.float64).reshape(n, n) % 97
+    found = dense_facts(view)
+    assert (found.finite, found.not_allowed, found.lightest, found.heaviest) == (n * n, 0, 0.0, 96.0)
+    assert found.off_diagonal_zeros == int((view == 0).sum() - (np.diagonal(view) == 0).sum())
+
+
+def test_copies_cast_like_numpy():
+    rng = np.random.default_rng(1)
+    for shape in ((3, 3), (200, 200)):  # the serial numpy copy, and the compiled parallel one
+        source = rng.integers(-50, 50, size=(shape[0], shape[1] + 8)).astype(np.float64)[:, :shape[1]]
+        out = np.empty(shape, dtype=np.int32)
+        assert np.array_equal(copy_into(source, out), source.astype(np.int32))
+        same = contiguous(source)
+        assert same.flags.c_contiguous and np.array_equal(same, source) and same.dtype == source.dtype
+
+
+def test_one_pass_a_call(monkeypatch):
+    """Inside one_reading a matrix is gathered once however many readers ask; outside, every time."""
+    calls = []
+    gather = facts_module._gather
+    monkeypatch.setattr(facts_module, "_gather", lambda matrix: calls.append(1) or gather(matrix))
+    matrix = np.array([[0.0, 1.0], [np.inf, 0.0]])
+    with one_reading():
+        assert dense_facts(matrix) is dense_facts(matrix)
+    assert len(calls) == 1
+    dense_facts(matrix)
+    assert len(calls) == 2
+    calls.clear()
+    solve(np.full((30, 30), 2.0), dtype="float32")  # summary, checks, copy and lightest edge: one pass
+    assert len(calls) == 1
+
+
+def test_readers_still_refuse_and_warn():
+    with pytest.raises(ValueError, match="NaN or -inf"):
+        solve(np.array([[0.0, np.nan], [1.0, 0.0]]))
+    with pytest.warns(UserWarning, match="zeros off the diagonal"):
+        solve(np.array([[0.0, 0.0], [1.0, 0.0]]))
+    with pytest.warns(UserWarning, match="rounds 1 weight"):
+        solve(np.array([[0.0, 16777217.0], [1.0, 0.0]]), dtype="float32")

@@ -3,20 +3,24 @@ own independent ceiling measured in that run. Not a test.
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/cpu.py [--sizes 2048 4096]
         [--dtypes float32 int32 float64 int16 uint8] [--rounds 5] [--parts dtypes road dataflow]
-        [--schedules] [--tune] [--json FILE]
+        [--schedules] [--tune] [--threads-n 8192] [--json FILE]
 
 One table: per dtype and n, solve's default path (schedule='auto', conversions
 included) as a share of that dtype's ceiling: polyfw/machine/ceiling.py's C++
 micro-kernel in the dtype's semiring (min-plus; int16 saturating; uint8 or-and)
-at its best register-block shape, swept once at the start. The shared host's
-speed drifts within minutes, so every timing is paired with a ceiling sample
-of its dtype taken just before it, and the share is the median of those
-ratios over interleaved rounds. int16 computes hop counts of an unweighted
+at its best register-block shape: every shape swept at the start, the best
+sampled again before each timing and at the end, and the best of all those
+samples (the stable ceiling) judges each target. The shared host's speed drifts within minutes, so every timing is
+also paired with a ceiling sample of its dtype taken just before it, and the
+median of those ratios is reported beside (a slow moment lowers a paired
+sample and raises its share). int16 computes hop counts of an unweighted
 graph, timed beside the same call in int32 (uint8 or-and reads the same
 graph); then the road network against scipy, networkit and igraph
-(benchmarks/road.py), and the dataflow runtime against the barrier one.
+(benchmarks/road.py), and the dataflow runtime against the barrier one. --parts threads
+times the tuned classic tile on both runtimes from 1 thread to all at --threads-n, as rates and
+parallel efficiency.
 
---schedules adds, for float32 and int32, every schedule of SCHEDULES, a
+--schedules adds, for every dtype of TUNED_DTYPES, every schedule of SCHEDULES, a
 hand-written classic kernel, the naive kernel and scipy's floyd_warshall
 (minutes more). --tune (implies --schedules) writes the fastest configuration
 per dtype, proved for the sizes it stands for, into the table the package
@@ -59,8 +63,10 @@ import road  # noqa: E402  (benchmarks/road.py)
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
-             "recursive:tile=128", "classic:tile=256,runtime=dataflow", "generalized:tile=128,kappa=2,runtime=dataflow",
-             "recursive:tile=128,runtime=dataflow"]
+             "recursive:tile=128", "classic:tile=128,runtime=dataflow", "classic:tile=256,runtime=dataflow",
+             "generalized:tile=128,kappa=2,runtime=dataflow", "recursive:tile=128,runtime=dataflow"]
+#: the min-plus dtypes --schedules times every schedule in, and --tune writes rows for
+TUNED_DTYPES = ("float32", "int32", "float64", "int16")
 #: the issue's targets for solve's default path, as a share of its dtype's ceiling, by dtype and n
 SHARE_TARGETS = {"float32": {2048: 0.95, 4096: 0.95}, "int32": {2048: 0.85, 4096: 0.90},
                  "float64": {2048: 0.90, 4096: 0.90}, "uint8": {2048: 0.90, 4096: 0.90}}
@@ -69,20 +75,39 @@ INT16_TARGET = (4096, 1.8)
 ROAD_TARGET = 3.0
 #: the runtimes compared: classic r=128 at n = 2048 in float32, barrier then dataflow
 DATAFLOW = (2048, "float32", ["classic:tile=128", "classic:tile=128,runtime=dataflow"])
+#: --parts threads: the runtimes compared on 1 thread up to all, and the parallel efficiency the issue asks
+THREAD_RUNTIMES = ("barrier", "dataflow")
+SCALING_TARGET = 0.85
+#: samples of ~0.2 s of each dtype's best shape at the end of a run
+AFTER_SAMPLES = 5
 HOP_DENSITY = 0.05  # the unweighted graph's arcs over n^2: dense enough that solve's cost model picks Floyd-Warshall
 
 
 class PairedCeiling:
-    """Each dtype's independent ceiling: every shape swept once, then the best shape sampled
-    (~0.2 s) just before each timing it judges."""
+    """Each dtype's independent ceiling: every shape swept at the start (best of 3 samples of ~0.2 s
+    each), the best shape sampled again (~0.2 s) just before each timing it judges, and once more at
+    the end (best of AFTER_SAMPLES). The stable ceiling, which the targets are judged by, is the best
+    any of these samples reached in the run: a busy or throttled moment lowers a sample, never raises
+    it, and a lowered paired sample raises its share, so the paired share is reported beside, never
+    instead."""
 
     def __init__(self, dtypes: list[str]) -> None:
         self.kernels = Kernels(dtypes)
         self.found = measure(dtypes, kernels=self.kernels)
+        self.after: dict[str, float] = {}
+        self.best_paired: dict[str, float] = {}
 
     def sample(self, dtype: str) -> float:
         found = self.found[dtype]
-        return self.kernels.rate(dtype, found["best_shape"], found["best_reps"])
+        rate = self.kernels.rate(dtype, found["best_shape"], found["best_reps"])
+        self.best_paired[dtype] = max(rate, self.best_paired.get(dtype, 0.0))
+        return rate
+
+    def measure_after(self) -> None:
+        self.after = {dtype: max(self.sample(dtype) for _ in range(AFTER_SAMPLES)) for dtype in self.found}
+
+    def stable(self, dtype: str) -> float:
+        return max(self.found[dtype]["best"], self.after.get(dtype, 0.0), self.best_paired.get(dtype, 0.0))
 
 
 @dataclass
@@ -243,24 +268,78 @@ def dataflow_ratio(rounds: int) -> dict:
     return {"n": n, "dtype": dtype, "seconds": seconds, "barrier_over_dataflow": barrier / dataflow}
 
 
+def thread_counts() -> list[int]:
+    """1, the powers of two below the machine's threads, and all of them."""
+    every = numba.config.NUMBA_NUM_THREADS
+    return sorted({1, every, *(2**p for p in range(every.bit_length()) if 2**p < every)})
+
+
+def on_threads(threads: int, compiled) -> Callable[[np.ndarray], object]:
+    """compiled(buffer) on `threads` threads (Numba's count, put back after)."""
+    def run(buffer: np.ndarray) -> object:
+        before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            return compiled(buffer)
+        finally:
+            numba.set_num_threads(before)
+    return run
+
+
+def thread_scaling(n: int, dtypes: list[str], rounds: int) -> list[dict]:
+    """The tuned classic tile on the barrier and the dataflow runtime, on 1 thread up to all, per dtype
+    (rounds interleave every runtime and thread count; the first also checks that all agree): rate,
+    and parallel efficiency = rate / (threads x the same runtime's 1-thread rate)."""
+    found = []
+    for dtype in (d for d in TUNED_DTYPES if d in dtypes):
+        tile = auto_configuration(n, dtype)[1].get("tile", 128)
+        runs = {}
+        for runtime in THREAD_RUNTIMES:
+            spec = f"classic:tile={tile}" + ("" if runtime == "barrier" else f",runtime={runtime}")
+            compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype, runtime=chosen_runtime(spec, n, dtype))
+            for threads in thread_counts():
+                runs[runtime, threads] = (on_threads(threads, compiled), np.empty((n, padded_stride(n)), dtype=dtype))
+        seconds = median_seconds(runs, random_distances(n, dtype), rounds)
+        for (runtime, threads), taken in seconds.items():
+            alone = seconds[runtime, 1]
+            found.append({"n": n, "dtype": dtype, "tile": tile, "runtime": runtime, "threads": threads,
+                          "seconds": taken, "rate": n**3 / taken, "efficiency": alone / taken / threads})
+            print(f"  n = {n} {dtype} classic tile {tile} {runtime:8s} {threads:3d} threads {taken:8.2f} s "
+                  f"{n**3 / taken / 1e9:6.1f} G/s, parallel efficiency {alone / taken / threads:.0%}", flush=True)
+    return found
+
+
+def scaling_table(rows: list[dict]) -> list[str]:
+    lines = ["| n | dtype | runtime | threads | G/s | parallel efficiency | target |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        target = verdict(row["efficiency"], SCALING_TARGET) if row["threads"] > 1 else ""
+        lines.append(f"| {row['n']} | {row['dtype']} | {row['runtime']} (classic tile {row['tile']}) | "
+                     f"{row['threads']} | {row['rate'] / 1e9:.1f} | {row['efficiency']:.0%} | {target} |")
+    return lines
+
+
 def verdict(value: float, target: float | None) -> str:
     return "" if target is None else f">= {target:.0%}: {'met' if value >= target else 'missed'}"
 
 
 def dtype_table(rows: list[dict], ceiling: PairedCeiling | None) -> list[str]:
-    """The table: per dtype and n, the ceiling of the run and solve's default path as a share of it."""
-    lines = ["| dtype (semiring) | call | n | ceiling G/s (best shape; paired median) | polyfw G/s | share | target |",
-             "|---|---|---|---|---|---|---|"]
+    """The table: per dtype and n, the ceiling of the run (start, end, paired) and solve's default path
+    as a share of the stable ceiling (the target's judge) and of the paired samples."""
+    lines = ["| dtype (semiring) | call | n | ceiling G/s: start (best shape) / end / paired median / stable | polyfw G/s | "
+             "share of the stable ceiling | paired share | target |", "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         dtype = row["dtype"]
         found = ceiling.found[dtype] if ceiling is not None else None
-        ceiling_text = (f"{found['best'] / 1e9:.1f} ({found['best_shape'][0]}x{found['best_shape'][1]}); "
-                        f"{row['ceiling'] / 1e9:.1f}" if found else "—")
-        share = row.get("share")
+        ceiling_text = (f"{found['best'] / 1e9:.1f} ({found['best_shape'][0]}x{found['best_shape'][1]}) / "
+                        f"{ceiling.after.get(dtype, float('nan')) / 1e9:.1f} / {row['ceiling'] / 1e9:.1f} / "
+                        f"{ceiling.stable(dtype) / 1e9:.1f}"
+                        if found else "—")
+        stable = row["rate"] / ceiling.stable(dtype) if found else None
+        paired = row.get("share")
         lines.append(f"| {dtype} ({RINGS[dtype].label}) | {row['name'].split(' ', 1)[1]} | {row['n']} | "
-                     f"{ceiling_text} | {row['rate'] / 1e9:.1f} | "
-                     f"{'—' if share is None else f'{share:.0%}'} | "
-                     f"{verdict(share, row['target']) if share is not None else ''} |")
+                     f"{ceiling_text} | {row['rate'] / 1e9:.1f} | {'—' if stable is None else f'{stable:.0%}'} | "
+                     f"{'—' if paired is None else f'{paired:.0%}'} | "
+                     f"{verdict(stable, row['target']) if stable is not None else ''} |")
     return lines
 
 
@@ -282,10 +361,11 @@ def main() -> None:
     parser.add_argument("--dtypes", nargs="+", default=list(RINGS), choices=list(RINGS))
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; each times every contender once")
     parser.add_argument("--parts", nargs="+", default=["dtypes", "road", "dataflow"],
-                        choices=["dtypes", "road", "dataflow"])
+                        choices=["dtypes", "road", "dataflow", "threads"])
+    parser.add_argument("--threads-n", type=int, default=8192, help="--parts threads: the n it scales at")
     parser.add_argument("--schedules", action="store_true",
                         help="also time every schedule, a hand-written kernel, the naive one and scipy's FW "
-                             "(float32, int32)")
+                             f"({', '.join(TUNED_DTYPES)})")
     parser.add_argument("--naive-rounds", type=int, default=1, help="--schedules: rounds that time the naive kernel")
     parser.add_argument("--scipy-up-to", type=int, default=2048, help="--schedules: largest n to time scipy's FW at")
     parser.add_argument("--tune", action="store_true", help="write the fastest configurations to the tuning table")
@@ -330,7 +410,7 @@ def main() -> None:
                       flush=True)
     schedule_rows: list[dict] = []
     scipy_seconds: dict[int, float] = {}
-    for dtype in (d for d in ("float32", "int32") if args.schedules and d in args.dtypes):
+    for dtype in (d for d in TUNED_DTYPES if args.schedules and d in args.dtypes):
         for n in args.sizes:
             measured = time_rounds(schedule_contenders(n, dtype, args.naive_rounds), args.rounds, ceiling)
             if n <= args.scipy_up_to and n not in scipy_seconds:  # float64 whatever the dtype: timed once
@@ -351,6 +431,7 @@ def main() -> None:
                               f"({scipy_seconds[n]:.1f} s)")
             print(f"  => best {best}: " + ", ".join(ratios) + f"; solve(schedule='auto') chose "
                   f"{auto_configuration(n, dtype)}", flush=True)
+    scaling = thread_scaling(args.threads_n, args.dtypes, args.rounds) if "threads" in args.parts else []
     road_found = dataflow = None
     if "road" in args.parts:
         road_found = road.compare(args.rounds)
@@ -360,11 +441,18 @@ def main() -> None:
         dataflow = dataflow_ratio(args.rounds)
         print(f"dataflow against barrier, {' / '.join(dataflow['seconds'])} at n = {dataflow['n']} "
               f"{dataflow['dtype']}: " + " / ".join(f"{s:.3f} s" for s in dataflow["seconds"].values()), flush=True)
+    if ceiling is not None:
+        ceiling.measure_after()
+        results["ceilings_after"] = ceiling.after
+        results["ceilings_stable"] = {dtype: ceiling.stable(dtype) for dtype in ceiling.found}
     print(f"\nAll figures, one run ({cpu['model']}, {cpu['isa']}, {cpu['vector_bytes']}-byte vectors, "
-          f"{numba.get_num_threads()} threads; medians of {args.rounds} interleaved rounds; shares are medians of "
-          f"rate / the dtype's ceiling sampled just before):\n")
+          f"{numba.get_num_threads()} threads; medians of {args.rounds} interleaved rounds; the stable ceiling is the "
+          f"best sample of the run (the start's sweep, the paired samples, the end's); paired shares are medians of rate / the dtype's ceiling "
+          f"sampled just before):\n")
     if rows:
         print("\n".join(dtype_table(rows, ceiling)) + "\n")
+    if scaling:
+        print("\n".join(scaling_table(scaling)) + "\n")
     for line in [*hop_ratios(rows), *notes]:
         print(line)
     if road_found:
@@ -378,11 +466,11 @@ def main() -> None:
               f"{dataflow['barrier_over_dataflow']:.2f} (above 1: dataflow faster)")
     print(f"(the whole run: {time.perf_counter() - started:.0f} s)")
     if args.json:
-        results.update(rows=rows, schedules=schedule_rows, scipy_floyd_warshall=scipy_seconds, road=road_found,
+        results.update(rows=rows, schedules=schedule_rows, threads=scaling, scipy_floyd_warshall=scipy_seconds, road=road_found,
                        dataflow=dataflow, notes=notes)
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
     if args.tune:
-        for dtype in (d for d in ("float32", "int32") if d in args.dtypes):
+        for dtype in (d for d in TUNED_DTYPES if d in args.dtypes):
             for n in sorted(args.sizes):
                 best = max((r for r in schedule_rows if r["n"] == n and r["dtype"] == dtype
                             and r["name"].startswith("polyfw")), key=lambda r: r["rate"])

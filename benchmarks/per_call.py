@@ -1,19 +1,35 @@
-"""Per-call cost of polyfw.solve on a 20-vertex graph beside scipy's shortest_path(method='FW') on the
-same graph, calls interleaved: the median of many calls, by default and forced dense in float64.
-Issue 38's target: the default call within 1.5x of scipy's. Run it on two trees alternately to
-compare them (PYTHONPATH=OLD_TREE)."""
+"""Per-call cost of polyfw.solve on a small graph through every input a user passes (a dense array with
+inf, scipy CSR, CSC and COO matrices, a networkx DiGraph), each beside the fastest peer call on the same
+input: scipy's shortest_path with every method (FW, D, J, BF and auto, the fastest one kept) and, on a
+networkx graph, networkx's own floyd_warshall_numpy and scipy after networkx's conversion. All calls
+interleaved; medians of many calls. Not a test.
+
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/per_call.py [--n 20] [--calls 300] [--json FILE]
+
+Run it on two trees alternately to compare them (PYTHONPATH=OLD_TREE).
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
+import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from scipy.sparse.csgraph import shortest_path  # noqa: E402
 
 import polyfw  # noqa: E402
-from scipy.sparse.csgraph import shortest_path  # noqa: E402
+from codegen.register_blocks import cpu_description  # noqa: E402
+
+#: scipy's methods; its fastest call on an input is the best of them
+SCIPY_METHODS = ("FW", "D", "J", "BF", "auto")
+#: the issue's bound: a door's median over the fastest peer's on the same input
+TARGET = 1.0
 
 
 def median_microseconds(calls: dict, rounds: int) -> dict[str, float]:
@@ -27,23 +43,62 @@ def median_microseconds(calls: dict, rounds: int) -> dict[str, float]:
     return {name: float(np.median(found)) * 1e6 for name, found in times.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=20)
-    parser.add_argument("--calls", type=int, default=400)
-    args = parser.parse_args()
+def doors(n: int) -> dict[str, object]:
+    """The same random digraph (20% arcs, integer weights 1-8) as every input kind."""
     rng = np.random.default_rng(0)
-    matrix = np.where(rng.random((args.n, args.n)) < 0.2, rng.integers(1, 9, (args.n, args.n)), np.inf)
-    for _ in range(20):  # compile and warm the caches
-        polyfw.solve(matrix)
-        polyfw.solve(matrix, method="dense", dtype="float64")
-    assert np.array_equal(polyfw.solve(matrix), shortest_path(matrix, method="FW"))
-    found = median_microseconds({"default": lambda: polyfw.solve(matrix),
-                                 "dense": lambda: polyfw.solve(matrix, method="dense", dtype="float64"),
-                                 "scipy": lambda: shortest_path(matrix, method="FW")}, args.calls)
-    print(f"n = {args.n}: solve default {found['default']:.0f} us, dense float64 {found['dense']:.0f} us, "
-          f"scipy shortest_path(method='FW') {found['scipy']:.0f} us: default / scipy "
-          f"{found['default'] / found['scipy']:.2f} (median of {args.calls}, interleaved)")
+    arcs = rng.random((n, n)) < 0.2
+    np.fill_diagonal(arcs, False)
+    weights = np.where(arcs, rng.integers(1, 9, (n, n)), 0).astype(np.float64)
+    csr = sp.csr_array(weights)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    graph.add_weighted_edges_from((int(i), int(j), float(weights[i, j])) for i, j in zip(*np.nonzero(arcs)))
+    return {"dense": np.where(arcs, weights, np.inf), "csr": csr, "csc": sp.csc_array(csr), "coo": sp.coo_array(csr),
+            "networkx": graph}
+
+
+def peer_calls(door: str, graph) -> dict[str, object]:
+    """The peers' calls on this input (scipy reads a dense array's inf as no arc, as polyfw does)."""
+    if door == "networkx":
+        return {"networkx floyd_warshall_numpy": lambda: nx.floyd_warshall_numpy(graph),
+                "scipy shortest_path(to_scipy_sparse_array)":
+                    lambda: shortest_path(nx.to_scipy_sparse_array(graph), method="D")}
+    return {f"scipy shortest_path(method={method!r})": (lambda method=method: shortest_path(graph, method=method))
+            for method in SCIPY_METHODS}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    cpu = cpu_description()
+    print(f"CPU: {cpu['model']} ({cpu['isa']}); n = {args.n}; medians of {args.calls} interleaved calls")
+    rows = []
+    for door, graph in doors(args.n).items():
+        calls = {"polyfw solve": lambda graph=graph: polyfw.solve(graph), **peer_calls(door, graph)}
+        expected = np.asarray(shortest_path(sp.csr_array(nx.to_scipy_sparse_array(graph)) if door == "networkx"
+                                            else graph, method="FW"))
+        for _ in range(20):  # compile, and warm every cache
+            for call in calls.values():
+                call()
+        if not np.array_equal(np.asarray(polyfw.solve(graph)), expected):
+            raise SystemExit(f"{door}: polyfw's distances differ from scipy's")
+        found = median_microseconds(calls, args.calls)
+        fastest = min((name for name in found if name != "polyfw solve"), key=found.get)
+        ratio = found["polyfw solve"] / found[fastest]
+        rows.append({"door": door, "polyfw_us": found["polyfw solve"], "fastest_peer": fastest,
+                     "peer_us": found[fastest], "ratio": ratio, "every": found})
+        print(f"  {door:9s} polyfw {found['polyfw solve']:7.0f} us; fastest peer {fastest} {found[fastest]:7.0f} us: "
+              f"{ratio:.2f}x ({'met' if ratio <= TARGET else 'missed'} <= {TARGET}x)", flush=True)
+    print("\n| input | polyfw solve µs | fastest peer on the same input | its µs | polyfw / peer |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['door']} | {row['polyfw_us']:.0f} | {row['fastest_peer']} | {row['peer_us']:.0f} | "
+              f"{row['ratio']:.2f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"cpu": cpu, "n": args.n, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

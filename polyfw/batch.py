@@ -128,9 +128,129 @@ def read_batch(graphs, num_nodes=None, edge_weight=None, weight: str = "weight",
             raise GraphInputError(f"{len(edge_weight)} edge_weight arrays for {len(graphs)} graphs")
         if num_nodes is not None or edge_weight is not None:
             return _edge_index_list(graphs, num_nodes, edge_weight, directed)
+        door = _list_door(graphs)
+        if door == "dense" and null_value is None:  # zeros read as arcs warn, graph by graph
+            door = None
+        if door == "edge_index":
+            return _edge_index_list([_edge_index_of(g) for g in graphs], [_vertices_of(g) for g in graphs],
+                                    None, directed)
+        if door is not None:
+            batch = (_sparse_list if door == "sparse" else _dense_list)(graphs, null_value)
+            return batch if directed else _both_ways(batch)
         parts = [_one_graph(graph, g, weight, null_value) for g, graph in enumerate(graphs)]
     batch = _concatenate(parts)
     return batch if directed else _both_ways(batch)
+
+
+#: scipy's sparse formats a list of them is read from in one pass (others go graph by graph)
+_SPARSE_FORMATS = ("csr", "csc", "coo")
+
+
+def _list_door(graphs: Sequence) -> str | None:
+    """The one kind every graph of a list is, read as a whole: 'edge_index' ((edge_index, n) pairs and
+    PyG-like objects), 'sparse' (square scipy CSR, CSC or COO matrices), 'dense' (square real 2-D
+    arrays); None for an empty or mixed list, read graph by graph."""
+    if not graphs:
+        return None
+    if all(hasattr(g, "edge_index") and hasattr(g, "num_nodes") or (isinstance(g, tuple) and len(g) == 2
+                                                                      and np.ndim(g[0]) == 2) for g in graphs):
+        return "edge_index"
+    if all(sp.issparse(g) and g.format in _SPARSE_FORMATS and g.ndim == 2 and g.shape[0] == g.shape[1]
+           for g in graphs):
+        return "sparse"
+    if all(type(g) is np.ndarray and g.ndim == 2 and g.shape[0] == g.shape[1] and g.dtype.kind in "iuf"
+           for g in graphs):
+        return "dense"
+    return None
+
+
+def _edge_index_of(graph) -> np.ndarray:
+    return np.asarray(graph.edge_index if hasattr(graph, "edge_index") else graph[0])
+
+
+def _vertices_of(graph) -> int:
+    return int(graph.num_nodes if hasattr(graph, "edge_index") else graph[1])
+
+
+def _sparse_list(graphs: Sequence, null_value: float) -> Batch:
+    """A list of scipy CSR, CSC and COO matrices: their arrays gathered once, then one compiled pass
+    (explicit entries are arcs, as one graph's are; null_value does not apply to sparse input)."""
+    sizes = np.array([g.shape[0] for g in graphs], dtype=np.int64)
+    kinds = np.array([_SPARSE_FORMATS.index(g.format) for g in graphs], dtype=np.int8)
+    # per graph: its arcs' data, minor indices (CSR columns, CSC rows, COO columns) and major positions
+    # (CSR/CSC pointers, n + 1 of them, or COO rows)
+    data = [np.asarray(g.data, dtype=np.float64) for g in graphs]
+    minor = [g.col if g.format == "coo" else g.indices for g in graphs]
+    major = [g.row if g.format == "coo" else g.indptr for g in graphs]
+    counts = np.array([d.size for d in data], dtype=np.int64)
+    weights = np.concatenate(data)
+    check_weights(weights, "the batch's sparse matrices")
+    sources, targets = np.empty(weights.size, dtype=np.int32), np.empty(weights.size, dtype=np.int32)
+    major_counts = np.array([m.size for m in major], dtype=np.int64)
+    _expand_sparse(kinds, counts, np.concatenate(major).astype(np.int64), major_counts,
+                   np.concatenate(minor).astype(np.int64), sources, targets)
+    return Batch(sizes, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), sources, targets, weights,
+                 _integers(weights))
+
+
+@njit(cache=True)
+def _expand_sparse(kinds, counts, major, major_counts, minor, sources, targets):
+    """Each graph's arcs as (source, target): CSR rows from its pointers, CSC columns likewise with the
+    roles swapped, COO as given."""
+    e = 0
+    m = 0
+    for g in range(kinds.size):
+        if kinds[g] == 2:  # COO: rows given
+            for a in range(counts[g]):
+                sources[e + a], targets[e + a] = major[m + a], minor[e + a]
+        else:
+            for line in range(major_counts[g] - 1):
+                for a in range(major[m + line], major[m + line + 1]):
+                    if kinds[g] == 0:
+                        sources[e + a], targets[e + a] = line, minor[e + a]
+                    else:
+                        sources[e + a], targets[e + a] = minor[e + a], line
+        e += counts[g]
+        m += major_counts[g]
+
+
+def _dense_list(graphs: Sequence, null_value: float) -> Batch:
+    """A list of dense matrices: flattened into one array, then one compiled pass finds the arcs (finite
+    entries other than null_value)."""
+    sizes = np.array([g.shape[0] for g in graphs], dtype=np.int64)
+    flat = np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in graphs])
+    check_weights(flat, "the batch's dense matrices")
+    null = float(null_value)
+    counts = np.zeros(sizes.size, dtype=np.int64)
+    _count_dense_arcs(flat, sizes, null, counts)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    sources, targets = np.empty(indptr[-1], dtype=np.int32), np.empty(indptr[-1], dtype=np.int32)
+    weights = np.empty(indptr[-1], dtype=np.float64)
+    _gather_dense_arcs(flat, sizes, null, sources, targets, weights)
+    return Batch(sizes, indptr, sources, targets, weights, _integers(weights))
+
+
+@njit(cache=True)
+def _count_dense_arcs(flat, sizes, null, counts):
+    start = 0
+    for g in range(sizes.size):
+        for x in flat[start:start + sizes[g] * sizes[g]]:
+            counts[g] += np.isfinite(x) and x != null
+        start += sizes[g] * sizes[g]
+
+
+@njit(cache=True)
+def _gather_dense_arcs(flat, sizes, null, sources, targets, weights):
+    start, e = 0, 0
+    for g in range(sizes.size):
+        n = sizes[g]
+        for i in range(n):
+            for j in range(n):
+                x = flat[start + i * n + j]
+                if np.isfinite(x) and x != null:
+                    sources[e], targets[e], weights[e] = i, j, x
+                    e += 1
+        start += n * n
 
 
 def _both_ways(batch: Batch) -> Batch:

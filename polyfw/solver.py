@@ -28,7 +28,8 @@ from .errors import NegativeCycleError
 from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
                      missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from .method import SOLVE_METHODS, WIDER_MARGIN, MethodChoice, choose_method, fastest_exact, method_rates
-from .graphs.dense_facts import contiguous, dense_facts, one_reading
+from .graphs.dense_facts import contiguous, dense_facts
+from .graphs.reading import one_reading
 from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order, worth_reordering
 from .machine.tuning import table_stamp
@@ -200,7 +201,7 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     An input of another dtype, or a dtype the semiring does not compute in, is refused in one
     line naming the accepted ones (GraphInputError, a ValueError).
     """
-    with one_reading():  # a dense input's facts are gathered once for the whole call
+    with one_reading():  # the input is read once for the whole call (its edges, a dense matrix's facts)
         return _solve(graph, schedule, tile, kappa, target, dtype, directed, predecessors, weight, semiring, method,
                       null_value)
 

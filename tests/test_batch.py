@@ -10,7 +10,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import shortest_path
 
@@ -270,3 +270,29 @@ def test_read_batch_keeps_arcs_in_graph_order_with_local_numbers():
     batch = read_batch([np.array([[0, 1], [1, 2]]), np.array([[0], [0]])], [3, 1])
     assert batch.indptr.tolist() == [0, 2, 3] and batch.sources.tolist() == [0, 1, 0]
     assert batch.targets.tolist() == [1, 2, 0] and batch.integer
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=6), st.integers(0, 2**32 - 1))
+def test_a_list_read_as_a_whole_equals_graph_by_graph(sizes, seed):
+    """Lists of sparse matrices (CSR, CSC and COO mixed, explicit zeros and duplicates kept), of dense
+    matrices (inf and zeros as no arc) and of (edge_index, n) pairs: one pass gives the arcs that
+    reading each graph alone gives, in the same order."""
+    rng = np.random.default_rng(seed)
+    dense, sparse, pairs = [], [], []
+    for n in sizes:
+        matrix = np.where(rng.random((n, n)) < 0.4, rng.integers(0, 5, (n, n)).astype(float), np.inf)
+        dense.append(matrix)
+        rows, columns = np.nonzero(np.isfinite(matrix))
+        repeat = rng.random(rows.size) < 0.2  # some arcs twice: COO keeps duplicates
+        coo = sp.coo_array((np.concatenate([matrix[rows, columns], matrix[rows, columns][repeat] + 1]),
+                            (np.concatenate([rows, rows[repeat]]), np.concatenate([columns, columns[repeat]]))),
+                           shape=(n, n))
+        sparse.append([coo, sp.csr_array(coo), sp.csc_matrix(coo)][rng.integers(3)])
+        pairs.append((np.stack([rows, columns]), n))
+    for graphs in (sparse, dense, pairs):
+        whole = read_batch(graphs)
+        one_by_one = polyfw.batch._concatenate([polyfw.batch._one_graph(g, i, "weight", 0)
+                                                for i, g in enumerate(graphs)])
+        for field in dataclasses.fields(whole):
+            assert np.array_equal(getattr(whole, field.name), getattr(one_by_one, field.name)), field.name

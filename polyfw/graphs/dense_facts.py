@@ -5,19 +5,18 @@ Before, a dense input went through seven numpy passes and a float64 copy before 
 off-diagonal zero check, the NaN/-inf check twice, the weight summary over a float64 copy, the
 rounding check's gather, the minimum, the copy): 41 ms of a 173 ms `solve` at n = 2048 in float32
 on a 2-core Xeon, whose run took 136. One parallel pass now gathers every fact those readers ask,
-and `one_reading()` keeps it for the rest of a call, so a reader asking again costs a lookup.
+kept for the rest of the call (polyfw.graphs.reading), so a reader asking again costs a lookup.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
 from numba import prange
 
 from tiling.code_cache import PARALLEL_FROM_ENTRIES, parallel_above
+
+from .reading import once
 
 
 @dataclass(frozen=True)
@@ -70,30 +69,10 @@ def _gather(matrix: np.ndarray) -> DenseFacts:
     return DenseFacts(finite, fractional, lightest, heaviest, zeros, not_allowed, rounds)
 
 
-#: the facts of the dense matrices read during the current call, by identity (the matrix is kept with them)
-_READ: ContextVar[dict | None] = ContextVar("polyfw_dense_facts", default=None)
-
-
-@contextmanager
-def one_reading() -> Iterator[None]:
-    """Inside, each dense matrix is read once: a call's input does not change while it runs."""
-    token = _READ.set({})
-    try:
-        yield
-    finally:
-        _READ.reset(token)
-
-
 def dense_facts(matrix: np.ndarray) -> DenseFacts:
-    """The facts of a 2-D integer or float matrix: one parallel pass, or none when this call read it."""
-    read = _READ.get()
-    key = (id(matrix), matrix.__array_interface__["data"][0], matrix.shape, matrix.strides, matrix.dtype.str)
-    if read is not None and key in read:
-        return read[key][1]
-    facts = _gather(matrix)
-    if read is not None:
-        read[key] = (matrix, facts)
-    return facts
+    """The facts of a 2-D integer or float matrix: one parallel pass, or none when this call read it
+    (polyfw.graphs.reading)."""
+    return once(matrix, ("dense facts",), lambda: _gather(matrix))
 
 
 @parallel_above()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import prange
+from numba import njit, prange
 
 from tiling.code_cache import parallel_above
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
@@ -25,6 +25,7 @@ from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 from .dense_facts import copy_into, dense_facts
 from .edges import Edges, GraphInputError
 from .formats import read_graph
+from .reading import once
 
 #: The dtypes a graph's shortest paths are computed in (min-plus's: tiling.semirings)
 SHORTEST_PATH_DTYPES = tuple(np.dtype(name) for name in MIN_PLUS.dtypes)
@@ -91,7 +92,12 @@ def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
 
 
 def edges_or_dense(graph, weight: str, minus_inf: bool = False) -> tuple[Edges | np.ndarray, bool]:
-    """Split inputs into sparse-like (edge lists) and dense; also say if the input is directed."""
+    """Split inputs into sparse-like (edge lists) and dense; also say if the input is directed. Read
+    once a call (polyfw.graphs.reading): solve's readers all start here."""
+    return once(graph, ("edges", weight, minus_inf), lambda: _edges_or_dense(graph, weight, minus_inf))
+
+
+def _edges_or_dense(graph, weight: str, minus_inf: bool) -> tuple[Edges | np.ndarray, bool]:
     if sp.issparse(graph):
         if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
             raise GraphInputError(f"a sparse graph must be square, got shape {graph.shape}")
@@ -158,6 +164,25 @@ def _fill_integer(matrix, inf, out):
         for j in range(matrix.shape[1]):
             x = matrix[i, j]
             out[i, j] = x if np.isfinite(x) else inf
+
+
+@njit(cache=True)
+def _scatter_arcs(source, target, weight, out, inf, both_ways):
+    """out = INF, then each pair's lightest finite arc in out's dtype (an arc of weight inf is none), both
+    ways if asked, and a diagonal of min(0, self-loop): one compiled pass where numpy's fill, gathers,
+    minimum.at and diagonal took a dozen calls (a small call's input reading)."""
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = inf
+    for e in range(len(source)):
+        value = weight[e]  # (rounding to out's dtype is monotone: the lighter arc stays the lighter)
+        if np.isfinite(value):
+            s, t = source[e], target[e]
+            out[s, t] = min(out[s, t], value)
+            if both_ways:
+                out[t, s] = min(out[t, s], value)
+    for i in range(out.shape[0]):
+        out[i, i] = min(out[i, i], 0)
 
 
 def summarize_weights(graph, weight: str = "weight", null_value: float | None = None) -> WeightSummary:
@@ -250,9 +275,10 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
         # straight into the kernel dtype: an n x n float64 detour cost as much as int16's whole
         # pivot and panel work at n = 4096
         matrix = np.empty((edges.n, edges.n), dtype) if out is None else out
-        matrix[...] = top(dtype)
-        np.minimum.at(matrix, (edges.source[arc], edges.target[arc]), weights.astype(dtype))
-        return _closed_diagonal(matrix, directed and input_directed)
+        _scatter_arcs(np.asarray(edges.source, dtype=np.int64), np.asarray(edges.target, dtype=np.int64),
+                      np.asarray(edges.weight, dtype=np.float64), matrix, dtype.type(top(dtype)),
+                      not (directed and input_directed))
+        return matrix
     edges = null_as_inf(edges, null_value)
     _check_exact_sums(edges, edges.shape[0], dtype)
     if dtype.kind == "f" or edges.dtype.kind in "iu":

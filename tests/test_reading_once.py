@@ -1,14 +1,19 @@
-"""polyfw.graphs.dense_facts: one compiled pass gives what numpy's passes gave, once a call."""
+"""A call reads its input once (polyfw.graphs.reading), and a dense matrix in one compiled pass that gives
+what numpy's passes gave (polyfw.graphs.dense_facts)."""
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyfw import solve
 from polyfw.graphs import dense_facts as facts_module
-from polyfw.graphs.dense_facts import contiguous, copy_into, dense_facts, one_reading
+from polyfw.graphs import inputs
+from polyfw.graphs.dense_facts import contiguous, copy_into, dense_facts
+from polyfw.graphs.reading import one_reading
 from tiling.code_cache import PARALLEL_FROM_ENTRIES
 
 
@@ -80,3 +85,19 @@ def test_readers_still_refuse_and_warn():
         solve(np.array([[0.0, 0.0], [1.0, 0.0]]))
     with pytest.warns(UserWarning, match="rounds 1 weight"):
         solve(np.array([[0.0, 16777217.0], [1.0, 0.0]]), dtype="float32")
+
+
+@pytest.mark.parametrize("kind", ["csr", "networkx"])
+def test_edges_read_once_a_call(monkeypatch, kind):
+    """The weight summary, the vertex order and the matrix all read the same edges: one reading a call."""
+    calls = []
+    read = inputs._edges_or_dense
+    weights = np.array([[0, 3, 0], [0, 0, 4], [1, 0, 0]], dtype=float)
+    graph = sp.csr_array(weights) if kind == "csr" else nx.from_numpy_array(weights, create_using=nx.DiGraph)
+    # (the edges read, once, are handed on as they are: reading those again costs nothing)
+    monkeypatch.setattr(inputs, "_edges_or_dense", lambda *args: calls.append(args[0] is graph) or read(*args))
+    found = solve(graph)
+    assert sum(calls) == 1
+    assert np.array_equal(found, [[0, 3, 7], [5, 0, 4], [1, 4, 0]])
+    solve(graph)
+    assert sum(calls) == 2  # a new call reads again: the graph may have changed between calls

@@ -130,7 +130,7 @@ def vector_width(itemsize: int, isa: str | None = None) -> int:
 
 
 def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add", unroll: int = 1,
-                   isa: str | None = None, lanes: bool = False, panels: str = ""):
+                   isa: str | None = None, lanes: bool = False):
     """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
@@ -147,11 +147,6 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
     `lanes`: the matrix holds one graph per vector lane (codegen.batch: element
     (i, j) of lane l at column j * width + l), so a[i, k] is the vector at
     column k * width rather than a broadcast scalar; j0 is in elements.
-    `panels` names the operands read from micro-panels (codegen.packing) instead of
-    the matrix, contiguous in k so that the k loop streams them from L1: 'b' gives
-    block(a, i0, j0, k0, panel_b, b0, depth) with a[k0 + k, j0 + q] at
-    panel_b[b0 + k * columns + q]; 'ab' gives block(a, i0, j0, panel_a, a0,
-    panel_b, b0, depth) with a[i0 + m, k] also at panel_a[a0 + k * rows + m].
     """
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
@@ -164,6 +159,7 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         width = vector_width(context.get_abi_sizeof(element), isa)
         vector = ir.VectorType(element, width)
         array = context.make_array(array_type)(context, builder, args[0])
+        i0, j0, k0, depth = args[1:]
         row_bytes = cgutils.unpack_tuple(builder, array.strides, 2)[0]
         item_bytes = _I64(context.get_abi_sizeof(element))
         base = builder.bitcast(array.data, _I8_POINTER)
@@ -171,31 +167,6 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         def pointer(row, column, pointee):
             offset = builder.add(builder.mul(row, row_bytes), builder.mul(column, item_bytes))
             return builder.bitcast(builder.gep(base, [offset]), pointee.as_pointer())
-
-        if panels not in ("", "b", "ab"):
-            raise ValueError(f"panels is '', 'b' or 'ab', got {panels!r}")
-        # the arguments after (a, i0, j0): k0 or A's panel and start, then B's panel and start, then depth
-        i0, j0, depth = args[1], args[2], args[-1]
-        k0 = _I64(0) if panels == "ab" else args[3]
-        panel_arguments = {"ab": {"a": 3, "b": 5}, "b": {"b": 4}, "": {}}[panels]
-        starts = {name: args[p + 1] for name, p in panel_arguments.items()}
-        panel_data = {name: builder.bitcast(context.make_array(signature.args[p])(context, builder, args[p]).data,
-                                            element.as_pointer()) for name, p in panel_arguments.items()}
-
-        def in_panel(name, at, pointee):
-            return builder.bitcast(builder.gep(panel_data[name], [builder.add(starts[name], at)]),
-                                   pointee.as_pointer())
-
-        def a_pointer(m, k, pointee):
-            if "a" in panels:
-                return in_panel("a", builder.add(builder.mul(builder.sub(k, k0), _I64(rows)), _I64(m)), pointee)
-            return pointer(builder.add(i0, _I64(m)), builder.mul(k, _I64(width)) if lanes else k, pointee)
-
-        def b_pointer(k, v, pointee):
-            if "b" in panels:
-                return in_panel("b", builder.add(builder.mul(builder.sub(k, k0), _I64(vectors * width)),
-                                                 _I64(v * width)), pointee)
-            return pointer(k, builder.add(j0, _I64(v * width)), pointee)
 
         def load(where):
             return builder.load(where, align=item_bytes.constant)
@@ -210,12 +181,12 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         lanes_from_first = ir.Constant(ir.VectorType(_I32, width), [0] * width)
 
         def step(k):
-            row_k = [load(b_pointer(k, v, vector)) for v in range(vectors)]
+            row_k = [load(pointer(k, builder.add(j0, _I64(v * width)), vector)) for v in range(vectors)]
             for m in range(rows):
                 if lanes:
-                    broadcast = load(a_pointer(m, k, vector))
+                    broadcast = load(pointer(builder.add(i0, _I64(m)), builder.mul(k, _I64(width)), vector))
                 else:
-                    scalar = load(a_pointer(m, k, element))
+                    scalar = load(pointer(builder.add(i0, _I64(m)), k, element))
                     broadcast = builder.shuffle_vector(builder.insert_element(undefined, scalar, _I32(0)),
                                                        undefined, lanes_from_first)
                 for v in range(vectors):
@@ -235,18 +206,9 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
                 builder.store(builder.load(accumulators[m][v]), block_pointers[m][v], align=item_bytes.constant)
         return context.get_dummy_value()
 
-    if panels == "ab":
-        @intrinsic
-        def block(typingctx, a, i0, j0, panel_a, a0, panel_b, b0, depth):
-            return types.void(a, i0, j0, panel_a, a0, panel_b, b0, depth), codegen
-    elif panels == "b":
-        @intrinsic
-        def block(typingctx, a, i0, j0, k0, panel_b, b0, depth):
-            return types.void(a, i0, j0, k0, panel_b, b0, depth), codegen
-    else:
-        @intrinsic
-        def block(typingctx, a, i0, j0, k0, depth):
-            return types.void(a, i0, j0, k0, depth), codegen
+    @intrinsic
+    def block(typingctx, a, i0, j0, k0, depth):
+        return types.void(a, i0, j0, k0, depth), codegen
 
     return block
 

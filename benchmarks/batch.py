@@ -1,7 +1,7 @@
 """Many small graphs: polyfw.solve_batch beside what graph-learning users run today (issue 38).
 
     .venv/bin/python benchmarks/batch.py [--graphs 100000] [--repeats 3] [--graphormer-graphs 5000]
-                                         [--targets cpu cuda] [--no-graphormer]
+                                         [--targets cpu cuda] [--no-graphormer] [--doors GRAPHS]
 
 Every method starts from the same input, a PyG-style list of (2, E) edge_index arrays of
 molecule-like graphs (polyfw.graphs.datasets.molecule_like: 10-50 atoms, mean 30, both
@@ -34,6 +34,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
+import networkx as nx  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
@@ -44,6 +45,9 @@ import polyfw  # noqa: E402
 from polyfw.graphs.datasets import molecule_like  # noqa: E402
 
 UNREACHABLE = 510
+#: issue 55: every door of solve_batch within this factor of the fastest
+DOOR_BOUND = 1.5
+SCIPY_LOOP = "scipy loop on the CSR list, method='auto' (rate of 2,000)"
 PEERS = Path(__file__).resolve().parents[2] / "shared" / "peers" / "graphormer"
 
 
@@ -133,6 +137,51 @@ def cpu_name() -> str:
     return platform.processor()
 
 
+class PyGLike:
+    """What PyG's Data offers solve_batch: an edge_index and num_nodes."""
+
+    def __init__(self, edge_index: np.ndarray, num_nodes: int) -> None:
+        self.edge_index, self.num_nodes = edge_index, num_nodes
+
+
+def doors(graphs, sizes) -> dict[str, object]:
+    """The same graphs as every list a user may hold (dense matrices use 0 for no arc, solve_batch's
+    default null_value)."""
+    csr = [sp.csr_array((np.ones(g.shape[1]), (g[0], g[1])), shape=(n, n)) for g, n in zip(graphs, sizes)]
+    return {"edge_index list + num_nodes": (graphs, sizes), "(edge_index, n) pairs": (list(zip(graphs, sizes)), None),
+            "PyG-like objects": ([PyGLike(g, n) for g, n in zip(graphs, sizes)], None),
+            "dense matrices": ([m.toarray() for m in csr], None), "scipy CSR": (csr, None),
+            "scipy CSC": ([m.tocsc() for m in csr], None), "scipy COO": ([m.tocoo() for m in csr], None),
+            "networkx graphs": ([nx.from_scipy_sparse_array(m, create_using=nx.DiGraph) for m in csr], None)}
+
+
+def door_table(graphs, sizes, repeats: int) -> None:
+    """solve_batch through every door on the same graphs (each answer checked), beside the plain padded
+    kernel and a scipy loop on the CSR list; graphs per second and each door over the fastest."""
+    reference = polyfw.solve_batch(graphs, sizes, unreachable=UNREACHABLE)
+    rows = {}
+    for door, (form, num_nodes) in doors(graphs, sizes).items():
+        run = lambda form=form, num_nodes=num_nodes: polyfw.solve_batch(form, num_nodes,  # noqa: E731
+                                                                        unreachable=UNREACHABLE)
+        seconds, found = timed(run, repeats)
+        if not np.array_equal(found, reference):
+            raise SystemExit(f"{door}: solve_batch's answer differs from the edge_index list's")
+        rows[f"solve_batch, {door}"] = seconds
+    rows["plain padded Numba kernel"] = timed(lambda: plain_padded(graphs, sizes), repeats)[0]
+    csr = doors(graphs[:2000], sizes[:2000])["scipy CSR"][0]
+    loop = timed(lambda: [shortest_path(m, method="auto", unweighted=True) for m in csr], repeats)[0]
+    rows[SCIPY_LOOP] = loop * len(graphs) / len(csr)
+    fastest = min(seconds for name, seconds in rows.items() if name.startswith("solve_batch"))
+    print(f"\nevery door, {len(graphs):,} graphs, median of {repeats} (bound: each door within {DOOR_BOUND}x the "
+          "fastest door)")
+    print(f"{'input':60} {'graphs/s':>12} {'over the fastest door':>22}")
+    for name, seconds in rows.items():
+        print(f"{name:60} {len(graphs) / seconds:12,.0f} {seconds / fastest:21.2f}x")
+    scipy_list = rows["solve_batch, scipy CSR"]
+    print(f"a scipy user's CSR list: {rows[SCIPY_LOOP] / scipy_list:.1f}x a scipy loop, "
+          f"{rows['plain padded Numba kernel'] / scipy_list:.2f}x the plain padded kernel")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--graphs", type=int, default=100_000)
@@ -141,6 +190,8 @@ def main() -> None:
     parser.add_argument("--no-graphormer", action="store_true")
     parser.add_argument("--no-scipy", action="store_true", help="leave out the scipy loops (minutes at 100k graphs)")
     parser.add_argument("--targets", nargs="+", default=["cpu"], choices=["cpu", "cuda"])
+    parser.add_argument("--doors", type=int, default=0, metavar="GRAPHS",
+                        help="only time solve_batch through every input door on this many graphs, then stop")
     args = parser.parse_args()
     from codegen.intrinsics import target_isa
 
@@ -151,6 +202,9 @@ def main() -> None:
     arcs = sum(g.shape[1] for g in graphs)
     print(f"{len(graphs):,} molecule-like graphs, {sizes.min()}-{sizes.max()} atoms (mean {sizes.mean():.1f}), "
           f"mean degree {arcs / sizes.sum():.2f}; generated in {time.perf_counter() - started:.1f} s")
+    if args.doors:
+        door_table(graphs[:args.doors], sizes[:args.doors], args.repeats)
+        return
     rng = np.random.default_rng(38)
     bond_weights = []
     for g in graphs:  # one weight a bond, the same both ways

@@ -202,7 +202,7 @@ class CompiledSchedule(Compiled):
             self._run_in_order(arguments, task_order)
             return int(status[0])
         threads = numba.get_num_threads()
-        if self.serial:
+        if self.serial or self.n < ONE_THREAD_BELOW:
             numba.set_num_threads(1)
         started = time.perf_counter()
         try:
@@ -280,6 +280,10 @@ def _compile_kernels(options: KernelOptions):
 
 _COMPILED: dict[tuple, CompiledSchedule] = {}
 
+#: below this many vertices a run takes one thread (running concurrent tasks in order is always legal):
+#: waking a second thread for a parallel region cost more than the work (n = 20 on a 2-core Xeon, passive
+#: waiting: 51-59 us a call on two threads, 26-29 on one)
+ONE_THREAD_BELOW = 64
 #: point-level schedules larger than this are not analysed for races (run serially with predecessors)
 RACE_ANALYSIS_UP_TO = 2**21
 

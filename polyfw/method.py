@@ -79,12 +79,13 @@ def _calibrated_dense_rates(threads: int) -> dict[str, float]:
 _RATES: dict[tuple, tuple[dict, dict]] = {}
 
 
-def method_rates(target: str) -> dict:
+def method_rates(target: str, stamp: tuple | None = None) -> dict:
     """The rates choose_method reads for `target`: the tuning table's, with this machine's calibrated
-    dense rates over them (kept while the tables are unchanged)."""
+    dense rates over them (kept while the tables are unchanged; `stamp`: their table_stamp(), when the
+    caller has read it)."""
     threads = numba.get_num_threads()
     calibrated = _calibrated_dense_rates(threads)  # (read once a process: the same object until cleared)
-    key = (target, threads, table_stamp())
+    key = (target, threads, stamp or table_stamp())
     known = _RATES.get(key)
     if known is None or known[0] is not calibrated:
         tuned = machine_tuning(tuning_table(), target).get("rates") or {}

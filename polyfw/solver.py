@@ -215,7 +215,8 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
     graph = _read_once(graph, ring, null_value)
     as_scipy = ring is MIN_PLUS and (dtype is None or dtype == "auto")
     summary = summarize_weights(graph, weight) if ring is MIN_PLUS and (as_scipy or method == "auto") else None
-    dtype_name = auto_dtype(ring, target, summary) if dtype is None or dtype == "auto" else (
+    stamp = table_stamp()  # (read once a call: each reading is a few stats and environment lookups)
+    dtype_name = auto_dtype(ring, target, summary, stamp) if dtype is None or dtype == "auto" else (
         np.dtype(dtype).name if ring is not MIN_PLUS else resolve_dtype(dtype).name)
     n = vertex_count(graph)
     if n == 0:
@@ -231,20 +232,20 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
             if packed is not None:
                 return packed
         return _solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed, predecessors,
-                            weight, as_scipy)
+                            weight, as_scipy, stamp)
     if ring is not MIN_PLUS or not sparse_stands_in(spec):
         raise ValueError(f"method={method!r} solves min-plus on the CPU or a GPU; use method='dense' for semiring "
                          f"{ring.name} on target {target!r}")
     arcs = summary.arcs if summary is not None else as_csr(graph, directed=directed, weight=weight).m
     one_weight = summary is not None and 0 <= summary.lightest == summary.heaviest
-    choice = choose_method(n, arcs, dtype_name, method_rates(target), one_weight=one_weight)
+    choice = choose_method(n, arcs, dtype_name, method_rates(target, stamp), one_weight=one_weight)
     log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
     if method == "sparse" or choice.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
         return _with_choice(_solve_sparse(sparse_graph, "float64" if as_scipy else dtype_name, predecessors, spec),
                             choice)
     return _with_choice(_solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed,
-                                     predecessors, weight, as_scipy), choice)
+                                     predecessors, weight, as_scipy, stamp), choice)
 
 
 def _check_asked(ring, predecessors: bool, method: str) -> None:
@@ -274,7 +275,7 @@ def sparse_stands_in(target: Target) -> bool:
     return target.on_gpu or (target.on_cpu and not target.collective)
 
 
-def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:
+def auto_dtype(ring, target: str, summary: WeightSummary | None, stamp: tuple | None = None) -> str:
     """dtype='auto': for min-plus the narrowest exact kernel type the target computes in (logged
     with the reason; never an inexact one), for other semirings their first type."""
     if ring is not MIN_PLUS or summary is None:
@@ -284,7 +285,7 @@ def auto_dtype(ring, target: str, summary: WeightSummary | None) -> str:
     if not offered:
         raise ValueError(f"dtype='auto': target {target!r} computes in none of the types exact for these weights "
                          f"({', '.join(exact)}); pass a dtype by name to accept rounding, or use target 'cpu'")
-    chosen = fastest_exact(offered, method_rates(target))
+    chosen = fastest_exact(offered, method_rates(target, stamp))
     skipped = [name for name in list(exact)[:list(exact).index(chosen)] if name not in offered]
     note = f" (target {target} has no {', '.join(skipped)})" if skipped else ""
     if chosen != offered[0]:
@@ -318,12 +319,12 @@ _PLANS: dict[tuple, tuple[Schedule, object]] = {}
 
 
 def compiled_for(schedule: str | Schedule, n: int, ring, tile: int | None, kappa: int | None, target: str,
-                 dtype_name: str, predecessors: bool):
+                 dtype_name: str, predecessors: bool, stamp: tuple | None = None):
     """The proved, compiled schedule a run takes: the schedule text's (or the tuning table's for
     'auto'), with its runtime. Asked again with the same arguments while the tuning tables and the
-    register-block choices are unchanged, it is the same object, found without choosing again."""
+    register-block choices are unchanged, it is the same object, found without choosing again (`stamp`: the tables' table_stamp(), when the caller read it)."""
     key = None if isinstance(schedule, Schedule) else (
-        schedule, n, ring.name, tile, kappa, target, dtype_name, predecessors, table_stamp(), choices_stamp())
+        schedule, n, ring.name, tile, kappa, target, dtype_name, predecessors, stamp or table_stamp(), choices_stamp())
     if key in _PLANS:
         chosen, compiled = _PLANS[key]
         if schedule == "auto":
@@ -386,7 +387,7 @@ def _lightest_weight(graph, distances: np.ndarray) -> float:
 
 
 def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,
-                 predecessors: bool, weight: str, as_scipy: bool):
+                 predecessors: bool, weight: str, as_scipy: bool, stamp: tuple | None = None):
     """Floyd-Warshall by the schedule in `dtype_name`; as_scipy: float64 with inf returned."""
     # the kernels take padded rows: the input is written straight into them
     with phase("input"):
@@ -408,7 +409,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
             pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
             pred[:, :n] = initial_predecessors(distances)
     with phase("schedule"):
-        compiled = compiled_for(schedule, n, ring, tile, kappa, target, dtype_name, predecessors)
+        compiled = compiled_for(schedule, n, ring, tile, kappa, target, dtype_name, predecessors, stamp)
     with phase("run"):
         negative_at = compiled(matrix, pred)
     note_run(getattr(compiled, "last_run", {}))

@@ -367,18 +367,21 @@ def test_a_predecessor_run_needs_a_predecessor_matrix_named_as_such():
 def test_a_run_reports_its_seconds_and_threads_and_a_serial_run_gives_the_threads_back():
     import numba
 
+    from codegen.cpu import ONE_THREAD_BELOW
+
     threads = numba.get_num_threads()
-    graph = random_graph(24, 96, weights=(1, 9), seed=1)
-    for schedule, serial in ((schedules.build("classic", 24, tile=8), False),
-                             (schedules.build("generalized", 24, tile=8, kappa=2), True)):
+    n = ONE_THREAD_BELOW  # (below it every run takes one thread: a second one costs more than it gives)
+    for schedule, serial in ((schedules.build("classic", n, tile=n // 4), False),
+                             (schedules.build("generalized", 24, tile=8, kappa=2), True),
+                             (schedules.build("classic", n - 1, tile=8), False)):
         compiled = generate(schedule, dtype="float64", predecessors=True)
         assert compiled.serial == serial
-        matrix = as_dense(graph, dtype="float64")
+        matrix = as_dense(random_graph(schedule.n, 4 * schedule.n, weights=(1, 9), seed=1), dtype="float64")
         started = time.perf_counter()
         assert compiled(matrix, initial_predecessors(matrix)) == -1
         elapsed = time.perf_counter() - started
         assert 0 < compiled.last_run["seconds"] <= elapsed
-        assert compiled.last_run["threads"] == (1 if serial else threads)
+        assert compiled.last_run["threads"] == (1 if serial or schedule.n < n else threads)
         assert numba.get_num_threads() == threads
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -38,8 +39,10 @@ INTEGER_INF = {"int16": INT16_INF, "int32": INT32_INF}
 SATURATING = ("int16",)
 
 
+@cache
 def top(dtype) -> float | int:
-    """The largest value an element type's kernels use: its infinity (uint8: true)."""
+    """The largest value an element type's kernels use: its infinity (uint8: true). Kept per dtype:
+    every call asks it several times."""
     dtype = np.dtype(dtype)
     if dtype == np.uint8:
         return 1

@@ -76,6 +76,20 @@ def _edges_from_dense(matrix: np.ndarray, minus_inf: bool = False) -> np.ndarray
     return matrix
 
 
+def _sparse_edges(graph) -> Edges:
+    """A scipy matrix's explicit entries as arcs, read from its own arrays (CSR and CSC rows or columns
+    from their pointers, COO as it is): tocoo's checks and copies were a sixth of a small call."""
+    n = graph.shape[0]
+    if graph.format == "coo":
+        return Edges(n, graph.row.astype(np.int64), graph.col.astype(np.int64), np.asarray(graph.data))
+    if graph.format not in ("csr", "csc"):
+        graph = graph.tocsr()
+    lines = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
+    minor = graph.indices.astype(np.int64)
+    source, target = (lines, minor) if graph.format == "csr" else (minor, lines)
+    return Edges(n, source, target, np.asarray(graph.data))
+
+
 def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
     nodes = list(graph.nodes)
     index = {node: position for position, node in enumerate(nodes)}
@@ -101,8 +115,7 @@ def _edges_or_dense(graph, weight: str, minus_inf: bool) -> tuple[Edges | np.nda
     if sp.issparse(graph):
         if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
             raise GraphInputError(f"a sparse graph must be square, got shape {graph.shape}")
-        coo = graph.tocoo()
-        return Edges(coo.shape[0], coo.row.astype(np.int64), coo.col.astype(np.int64), np.asarray(coo.data)), True
+        return _sparse_edges(graph), True
     if isinstance(graph, Edges):
         return graph, True
     if isinstance(graph, (str, os.PathLike)):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
 from codegen.batch import CUDA_BLOCK, CUDA_MAX_VERTICES, CompiledBatch, generate_batch, task_count
 from codegen.intrinsics import vector_width
@@ -215,42 +215,41 @@ def _expand_sparse(kinds, counts, major, major_counts, minor, sources, targets):
 
 
 def _dense_list(graphs: Sequence, null_value: float) -> Batch:
-    """A list of dense matrices: flattened into one array, then one compiled pass finds the arcs (finite
-    entries other than null_value)."""
+    """A list of dense matrices: flattened into one array, then two compiled passes over the graphs in
+    parallel, one counting each graph's arcs (finite entries other than null_value), one gathering them."""
     sizes = np.array([g.shape[0] for g in graphs], dtype=np.int64)
     flat = np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in graphs])
     check_weights(flat, "the batch's dense matrices")
     null = float(null_value)
+    starts = np.concatenate([[0], np.cumsum(sizes * sizes)]).astype(np.int64)
     counts = np.zeros(sizes.size, dtype=np.int64)
-    _count_dense_arcs(flat, sizes, null, counts)
+    _count_dense_arcs(flat, starts, sizes, null, counts)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     sources, targets = np.empty(indptr[-1], dtype=np.int32), np.empty(indptr[-1], dtype=np.int32)
     weights = np.empty(indptr[-1], dtype=np.float64)
-    _gather_dense_arcs(flat, sizes, null, sources, targets, weights)
+    _gather_dense_arcs(flat, starts, sizes, null, indptr, sources, targets, weights)
     return Batch(sizes, indptr, sources, targets, weights, _integers(weights))
 
 
-@njit(cache=True)
-def _count_dense_arcs(flat, sizes, null, counts):
-    start = 0
-    for g in range(sizes.size):
-        for x in flat[start:start + sizes[g] * sizes[g]]:
-            counts[g] += np.isfinite(x) and x != null
-        start += sizes[g] * sizes[g]
+@njit(parallel=True, cache=True)
+def _count_dense_arcs(flat, starts, sizes, null, counts):
+    for g in prange(sizes.size):
+        found = 0
+        for x in flat[starts[g]:starts[g + 1]]:
+            found += np.isfinite(x) and x != null
+        counts[g] = found
 
 
-@njit(cache=True)
-def _gather_dense_arcs(flat, sizes, null, sources, targets, weights):
-    start, e = 0, 0
-    for g in range(sizes.size):
-        n = sizes[g]
+@njit(parallel=True, cache=True)
+def _gather_dense_arcs(flat, starts, sizes, null, indptr, sources, targets, weights):
+    for g in prange(sizes.size):
+        n, e = sizes[g], indptr[g]
         for i in range(n):
             for j in range(n):
-                x = flat[start + i * n + j]
+                x = flat[starts[g] + i * n + j]
                 if np.isfinite(x) and x != null:
                     sources[e], targets[e], weights[e] = i, j, x
                     e += 1
-        start += n * n
 
 
 def _both_ways(batch: Batch) -> Batch:

@@ -53,9 +53,10 @@ from codegen.distances import float64_distances  # noqa: E402
 from codegen.kernels import DTYPES as KERNEL_DTYPES, KernelOptions  # noqa: E402
 from codegen.register_blocks import choose_register_block, cpu_description, cpu_key  # noqa: E402
 from polyfw import solve  # noqa: E402
-from polyfw.configuration import auto_configuration, chosen_runtime, parse_schedule, resolve_schedule  # noqa: E402
+from polyfw.configuration import (auto_configuration, chosen_runtime, parse_schedule, resolve_schedule,  # noqa: E402
+                                  write_winner)
 from polyfw.machine.ceiling import RINGS, Kernels, measure  # noqa: E402
-from polyfw.machine.tuning import shipped_path, write_winner  # noqa: E402
+from polyfw.machine.tuning import shipped_path  # noqa: E402
 from polyfw.solver import padded_stride  # noqa: E402
 from tiling.semirings import semiring  # noqa: E402
 

@@ -4,20 +4,29 @@ or for 'auto' the tuning table's entry for the size, built and clipped to the pr
 A text names a family and its parameters (each parsed by its declared type: schedules.families)
 and may carry run settings: the options a target declares as its `schedule_settings`
 (codegen.targets), each read and checked by its declaration and kept as text. Nothing here names
-a family, a target or an option.
+a family, a target or an option. A measured winner goes into the tuning table (polyfw.machine.tuning
+keeps the files) once it is proved for every size it will stand for.
 """
 from __future__ import annotations
 
+import json
 import logging
+import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
+
+import islpy as isl
 
 from codegen.targets import TARGETS, Option, find_target
 from schedules.families import FAMILIES, build, find_family
+from schedules.legality import illegal_sizes
 from schedules.parameters import parameter
+from schedules.proofs import prove
 from schedules.schedule import Schedule
 
-from .machine.tuning import applies, tuned_rows
+from .machine.tuning import (EVERY_LARGER_N, applies, as_text_values, merge_winner, read_table, target_rows,
+                             tuned_rows, tuning_path)
 
 log = logging.getLogger("polyfw")
 
@@ -186,3 +195,41 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
 
 def log_auto_choice(chosen: Schedule, target: str, dtype: str) -> None:
     log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)
+
+
+def proved_sizes(family: str, params: dict[str, Any], n: int, target: str = "cpu") -> tuple[int, int]:
+    """The widest range of sizes around n for which the configuration is proved legal: from its
+    parametric tree where the family builds one (isl gives every n it breaks a dependence at),
+    else n alone, proved at n."""
+    try:
+        parametric = build_configuration(family, dict(params), None, target)
+    except ValueError:  # a family whose tree needs a concrete n (recursive)
+        prove(build_configuration(family, dict(params), n, target))
+        return n, n
+    illegal = isl.Set.from_params(illegal_sizes(parametric)).move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, 1)
+    if not illegal.intersect(isl.Set(f"{{ [m] : m = {n} }}")).is_empty():
+        raise ValueError(f"{family} {params} is illegal at n = {n}: it cannot be tuned there")
+    below = illegal.intersect(isl.Set(f"{{ [m] : m < {n} }}"))
+    above = illegal.intersect(isl.Set(f"{{ [m] : m > {n} }}"))
+    first = 1 if below.is_empty() else below.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() + 1
+    last = EVERY_LARGER_N if above.is_empty() else min(
+        EVERY_LARGER_N, above.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() - 1)
+    return first, last
+
+
+def write_winner(n: int, dtype: str, target: str, family: str, params: dict[str, Any], machine_key: str,
+                 machine_model: str, path: Path | str | None = None) -> Path:
+    """Prove the winner for every size it will stand for, put it into the user's table (or `path`:
+    benchmarks/cpu.py regenerates the shipped one in a source tree so) for (n, dtype, target), and
+    return the file written."""
+    path = Path(path) if path is not None else tuning_path()
+    proved = proved_sizes(family, params, n, target)
+    table = read_table(path) if path.exists() else {}
+    table = json.loads(json.dumps(table))  # a copy: the cached one stays as read
+    rows = target_rows(table, target, machine_key, machine_model)
+    rows[dtype] = merge_winner(rows.get(dtype, []), n, family, as_text_values(params), proved)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(table, indent=2) + "\n")
+    temporary.replace(path)
+    return path

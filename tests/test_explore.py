@@ -12,10 +12,10 @@ from scipy.stats import kendalltau
 import polyfw
 from polyfw.cli import main
 from polyfw.explore import Exploration, Problem, explore, order_candidates
-from polyfw.configuration import auto_configuration, parse_schedule, resolve_schedule
+from polyfw.configuration import auto_configuration, parse_schedule, resolve_schedule, write_winner
 from polyfw.explore.space import Space, label
 from polyfw.explore.store import Record, Store
-from polyfw.machine.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table, write_winner
+from polyfw.machine.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table
 from codegen.register_blocks import cpu_key
 from schedules import build
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall

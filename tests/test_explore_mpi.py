@@ -12,7 +12,8 @@ from polyfw.explore.mpi import Team, run_together
 from polyfw.configuration import parse_schedule, resolve_schedule, run_settings
 from polyfw.explore.space import Candidate, Space
 from polyfw.explore.store import Store
-from polyfw.machine.tuning import tuning_table, write_winner
+from polyfw.configuration import write_winner
+from polyfw.machine.tuning import tuning_table
 from codegen.register_blocks import cpu_key
 from schedules import build
 from tests.test_mpi import launch

@@ -28,8 +28,8 @@ from schedules import IllegalScheduleError, Schedule, check, prove
 from schedules.proofs import UNSAFE
 from tiling.semirings import MIN_PLUS
 
-from ..configuration import is_schedule_setting, parse_schedule
-from ..machine.tuning import read_table, target_rows, write_winner
+from ..configuration import is_schedule_setting, parse_schedule, write_winner
+from ..machine.tuning import read_table, target_rows
 from .axes import check_axes
 from .budget import Budget
 from .model import Model, calibration_for

@@ -1,4 +1,5 @@
-"""The tuning table `solve(schedule='auto')` reads: where it lives, and how a winner is written in.
+"""The tuning table `solve(schedule='auto')` reads: where it lives, and how a winner is merged in
+(polyfw.configuration.write_winner proves it first and writes it).
 
 Two files make the table. The package ships polyfw/tuning.json, read only. A user's own
 winners (polyfw explore --tune, benchmarks/cpu.py --tune) go to the user's file: --tuning FILE,
@@ -19,13 +20,9 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-import islpy as isl
-
 from codegen.register_blocks import cpu_key
 from codegen.targets import find_target
 from tiling.code_cache import file_stamp
-from schedules.legality import illegal_sizes
-from schedules.proofs import prove
 
 #: an entry's up_to that stands for every larger n
 EVERY_LARGER_N = 10**9
@@ -133,28 +130,6 @@ def applies(row: list, n: int) -> bool:
     return n <= row[0] and first <= n <= last
 
 
-def proved_sizes(family: str, params: dict[str, Any], n: int, target: str = "cpu") -> tuple[int, int]:
-    """The widest range of sizes around n for which the configuration is proved legal: from its
-    parametric tree where the family builds one (isl gives every n it breaks a dependence at),
-    else n alone, proved at n."""
-    from ..configuration import build_configuration  # the configurations read this module's table
-
-    try:
-        parametric = build_configuration(family, dict(params), None, target)
-    except ValueError:  # a family whose tree needs a concrete n (recursive)
-        prove(build_configuration(family, dict(params), n, target))
-        return n, n
-    illegal = isl.Set.from_params(illegal_sizes(parametric)).move_dims(isl.dim_type.set, 0, isl.dim_type.param, 0, 1)
-    if not illegal.intersect(isl.Set(f"{{ [m] : m = {n} }}")).is_empty():
-        raise ValueError(f"{family} {params} is illegal at n = {n}: it cannot be tuned there")
-    below = illegal.intersect(isl.Set(f"{{ [m] : m < {n} }}"))
-    above = illegal.intersect(isl.Set(f"{{ [m] : m > {n} }}"))
-    first = 1 if below.is_empty() else below.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() + 1
-    last = EVERY_LARGER_N if above.is_empty() else min(
-        EVERY_LARGER_N, above.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python() - 1)
-    return first, last
-
-
 def as_text_values(params: dict[str, Any]) -> dict[str, Any]:
     """Parameters as the table keeps them: an order as its 'a-b-c' text (JSON has no tuples, and
     solve needs hashable values); the declarations parse it back by type."""
@@ -183,21 +158,3 @@ def target_rows(table: dict[str, Any], target: str, machine_key: str, machine_mo
         here = table.setdefault("by_cpu", {}).setdefault(machine_key, {"model": machine_model})
         return here.setdefault(target, {})
     return table.setdefault(target, {})
-
-
-def write_winner(n: int, dtype: str, target: str, family: str, params: dict[str, Any], machine_key: str,
-                 machine_model: str, path: Path | str | None = None) -> Path:
-    """Prove the winner for every size it will stand for, put it into the user's table (or `path`:
-    benchmarks/cpu.py regenerates the shipped one in a source tree so) for (n, dtype, target), and
-    return the file written."""
-    path = Path(path) if path is not None else tuning_path()
-    proved = proved_sizes(family, params, n, target)
-    table = read_table(path) if path.exists() else {}
-    table = json.loads(json.dumps(table))  # a copy: the cached one stays as read
-    rows = target_rows(table, target, machine_key, machine_model)
-    rows[dtype] = merge_winner(rows.get(dtype, []), n, family, as_text_values(params), proved)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(table, indent=2) + "\n")
-    temporary.replace(path)
-    return path

@@ -24,7 +24,7 @@ from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
 from .configuration import chosen_runtime, log_auto_choice, resolve_schedule
-from .errors import NegativeCycleError
+from . import errors
 from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
                      missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
 from .method import SOLVE_METHODS, WIDER_MARGIN, MethodChoice, choose_method, fastest_exact, method_rates
@@ -414,7 +414,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
         negative_at = compiled(matrix, pred)
     note_run(getattr(compiled, "last_run", {}))
     if negative_at >= 0:  # only min-plus has pivots that improve on themselves
-        raise NegativeCycleError(negative_at)
+        raise errors.NegativeCycleError(negative_at)
     with phase("output"):
         distances = matrix[:, :n]
         if lightest_edge < 0:

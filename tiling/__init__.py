@@ -1,23 +1,30 @@
 """The isl model of the Floyd–Warshall nest: domain, accesses, dependences, semirings;
 and what every layer above shares: isl helpers, the isl-AST-to-Python front end, the code cache."""
+from importlib import import_module
+
 from .code_cache import heal_numba_caches, prefer_wide_vectors
 
 prefer_wide_vectors()  # before Numba compiles anything, in any layer
 heal_numba_caches()  # before any cache=True function loads, in any layer: a damaged cache file compiles again
 
-from .dependences import DependenceModel, dependence_model, exact_dependences, relaxed_dependences
-from .distances import Distance, distance_vectors
-from .model import domain, read_access, read_accesses, write_access
+#: what `from tiling import X` offers, by the module that defines it: imported on first use, so that a
+#: run whose proof is cached does not pay for sympy (tiling.distances) or for analyses it never asks
+_EXPORTS = {
+    "DependenceModel": "dependences",
+    "dependence_model": "dependences",
+    "exact_dependences": "dependences",
+    "relaxed_dependences": "dependences",
+    "Distance": "distances",
+    "distance_vectors": "distances",
+    "domain": "model",
+    "read_access": "model",
+    "read_accesses": "model",
+    "write_access": "model",
+}
+__all__ = sorted(_EXPORTS)
 
-__all__ = [
-    "DependenceModel",
-    "Distance",
-    "dependence_model",
-    "distance_vectors",
-    "domain",
-    "exact_dependences",
-    "read_access",
-    "read_accesses",
-    "relaxed_dependences",
-    "write_access",
-]
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'tiling' has no attribute {name!r}")
+    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

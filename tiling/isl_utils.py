@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from typing import TYPE_CHECKING
+
 import islpy as isl
-import sympy
+
+if TYPE_CHECKING:
+    import sympy
 
 Coordinates = tuple[int, ...]
 
@@ -107,11 +111,15 @@ def lex_before_at(ndim: int, depth: int) -> isl.Map:
 
 
 def _val_to_sympy(val: isl.Val) -> sympy.Rational:
+    import sympy  # (here: sympy takes a third of a second to import, and only distance analyses need it)
+
     return sympy.Rational(val.get_num_si(), val.get_den_val().get_num_si())
 
 
 def aff_to_sympy(aff: isl.Aff, names: Sequence[str]) -> sympy.Expr:
     """A quasi-affine isl expression as sympy, naming its input dimensions `names`."""
+    import sympy
+
     space = aff.get_domain_space()
     symbols = [sympy.Symbol(name) for name in names]
     params = [sympy.Symbol(space.get_dim_name(isl.dim_type.param, d)) for d in range(space.dim(isl.dim_type.param))]

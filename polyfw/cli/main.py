@@ -6,8 +6,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .commands import UsageError
-from .parser import build_parser
+from .parser import build_parser, command_in
+from .usage import UsageError
 
 #: the exit status of a command whose reader closed the pipe (a process killed by SIGPIPE: 128 + 13)
 READER_GONE = 141
@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Output cut short by its reader (polyfw deps | head -1) ends quietly, status READER_GONE."""
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(command_in(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         finally:
             sys.stdout.flush()  # --help into a closed pipe fails here, not at exit
         status = _run(args)

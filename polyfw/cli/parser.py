@@ -1,23 +1,24 @@
 """The `polyfw` command line's parser: one small function per subcommand, and the flags of what is
 registered (targets and their options, semirings, strategies and their settings, families and
-their parameters) generated from the registries where each is declared."""
+their parameters) generated from the registries where each is declared.
+
+A run builds the flags of its own command only, and imports only its own handler's module: the
+registries of CUDA architectures, strategies and calibration import CUDA, the explorer and scipy,
+which `polyfw solve` never needs (about a second of its start)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import Any
 
-from codegen.machine_code import ARCHITECTURES
 from codegen.targets import TARGETS, find_target, parse_pair
 from schedules.distribute import PLACEMENTS
 from schedules.families import FAMILIES
 from tiling.semirings import SEMIRINGS
 
-from ..explore import DEFAULT_STORE, STRATEGIES, default_families
 from ..graphs import SHORTEST_PATH_DTYPES
-from ..machine.calibrate import DEFAULT_DTYPES
 from ..method import SOLVE_METHODS
-from . import commands
 
 #: the kernel dtypes by name (what every target but a semiring's own computes in)
 DTYPE_NAMES = [dtype.name for dtype in SHORTEST_PATH_DTYPES]
@@ -84,6 +85,8 @@ def _knobs(registry, declared_by) -> list[tuple[Any, list[str]]]:
 
 def strategy_flags(parser: argparse.ArgumentParser) -> None:
     """--strategy, one of the registered strategies, and one flag per setting any of them takes."""
+    from ..explore import STRATEGIES
+
     parser.add_argument("--strategy", default="model", choices=list(STRATEGIES),
                         help=_registered(STRATEGIES.values()))
     for option, owners in _knobs(STRATEGIES, lambda strategy: strategy.options):
@@ -233,6 +236,8 @@ def _emit(parser: argparse.ArgumentParser) -> None:
 
 
 def _arch_flag(parser: argparse.ArgumentParser) -> None:
+    from codegen.machine_code import ARCHITECTURES
+
     parser.add_argument("--arch", default="sm_90", choices=list(ARCHITECTURES),
                         help="the GPU architecture to compile for (default: %(default)s)")
 
@@ -258,6 +263,8 @@ def _compare(parser: argparse.ArgumentParser) -> None:
 
 
 def _explore(parser: argparse.ArgumentParser) -> None:
+    from ..explore import DEFAULT_STORE, default_families
+
     parser.add_argument("--n", type=_positive, default=2048, help="problem size (a random graph, 4n arcs)")
     parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
     target_flag(parser)
@@ -332,6 +339,8 @@ def _cost(parser: argparse.ArgumentParser) -> None:
 
 
 def _calibrate(parser: argparse.ArgumentParser) -> None:
+    from ..machine.calibrate import DEFAULT_DTYPES
+
     parser.add_argument("--dtype", nargs="+", default=list(DEFAULT_DTYPES), choices=DTYPE_NAMES,
                         help=f"element types to calibrate (default: {' '.join(DEFAULT_DTYPES)}; about 20 s each)")
     parser.add_argument("--repeats", type=int, default=5,
@@ -357,42 +366,68 @@ def _demo(parser: argparse.ArgumentParser) -> None:
                         schedules=DEMO_SCHEDULES)
 
 
+class _Handler:
+    """A command's handler, by the module of polyfw.cli that holds it: imported when the command runs."""
+
+    def __init__(self, where: str):
+        """where: 'module.function' in polyfw.cli."""
+        self.module, self.function = where.split(".")
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        return getattr(import_module(f"{__package__}.{self.module}"), self.function)(args)
+
+
 #: every subcommand: its name, its help, the function that adds its flags, and its handler
-Command = tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+Command = tuple[str, str, Callable[[argparse.ArgumentParser], None], _Handler]
 COMMANDS: tuple[Command, ...] = (
-    ("deps", "print the exact and relaxed dependence models", _deps, commands.cmd_deps),
-    ("info", "the CPU, its ISA and vector width, and the register blocks chosen on it", _info, commands.cmd_info),
+    ("deps", "print the exact and relaxed dependence models", _deps, _Handler("commands.cmd_deps")),
+    ("info", "the CPU, its ISA and vector width, and the register blocks chosen on it",
+     _info, _Handler("commands.cmd_info")),
     ("docs", "README's tables of the registered targets, families, semirings and strategies", _docs,
-     commands.cmd_docs),
-    ("solve", "all-pairs shortest paths of a graph file", _solve, commands.cmd_solve),
+     _Handler("commands.cmd_docs")),
+    ("solve", "all-pairs shortest paths of a graph file", _solve, _Handler("solving.cmd_solve")),
     ("mpi-info", "the MPI world, its process grid, and a schedule's messages on it", _mpi_info,
-     commands.cmd_mpi_info),
-    ("bfs", "breadth-first levels from one vertex of a graph file", _search, commands.cmd_search),
-    ("sssp", "single-source shortest distances from one vertex of a graph file", _search, commands.cmd_search),
-    ("emit", "print the generated code of a schedule and isl's C AST", _emit, commands.cmd_emit),
+     _Handler("solving.cmd_mpi_info")),
+    ("bfs", "breadth-first levels from one vertex of a graph file", _search, _Handler("solving.cmd_search")),
+    ("sssp", "single-source shortest distances from one vertex of a graph file",
+     _search, _Handler("solving.cmd_search")),
+    ("emit", "print the generated code of a schedule and isl's C AST", _emit, _Handler("commands.cmd_emit")),
     ("gpu-report", "what each CUDA kernel of a schedule compiles to (no GPU needed): registers, spills, shared "
      "memory, blocks per SM, SASS instructions per relaxation in its hot loop", _gpu_report,
-     commands.cmd_gpu_report),
-    ("compare", "verify and time schedules against scipy and the naive kernel", _compare, commands.cmd_compare),
+     _Handler("commands.cmd_gpu_report")),
+    ("compare", "verify and time schedules against scipy and the naive kernel",
+     _compare, _Handler("commands.cmd_compare")),
     ("explore", "search the schedule space: prove, verify and time candidates, store them, rate the model", _explore,
-     commands.cmd_explore),
-    ("schedules", "list the schedule families and their parameters", lambda parser: None, commands.cmd_schedules),
-    ("check", "prove a schedule legal, or print a witness (exit 1)", _check, commands.cmd_check),
+     _Handler("commands.cmd_explore")),
+    ("schedules", "list the schedule families and their parameters",
+     lambda parser: None, _Handler("commands.cmd_schedules")),
+    ("check", "prove a schedule legal, or print a witness (exit 1)", _check, _Handler("commands.cmd_check")),
     ("cost", "cost model: stages, launches, traffic, critical path, time on P processors; --explain: the "
-     "calibrated seconds by part", _cost, commands.cmd_cost),
+     "calibrated seconds by part", _cost, _Handler("commands.cmd_cost")),
     ("calibrate", "measure the parts the exploration model is made of on this machine (under a minute) and store "
-     "them", _calibrate, commands.cmd_calibrate),
-    ("show", "print the schedule tree (as --tree reads it back) and draw its block order", _show, commands.cmd_show),
-    ("demo", "dependence analysis, then compare the schedules on the road network", _demo, commands.cmd_demo),
+     "them", _calibrate, _Handler("commands.cmd_calibrate")),
+    ("show", "print the schedule tree (as --tree reads it back) and draw its block order",
+     _show, _Handler("commands.cmd_show")),
+    ("demo", "dependence analysis, then compare the schedules on the road network",
+     _demo, _Handler("commands.cmd_demo")),
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` runs (its first word that names one), or None (--help, a mistake)."""
+    names = {name for name, *_ in COMMANDS}
+    return next((word for word in argv if word in names), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; given `command`, only that one gets its flags (the others keep
+    their names and help, for --help and for naming a mistake)."""
     parser = _Parser(prog="polyfw", description="Polyhedral schedules for Floyd-Warshall.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
     subcommands = parser.add_subparsers(dest="command", required=True)
     for name, help, add_flags, run in COMMANDS:
         subcommand = subcommands.add_parser(name, help=help)
-        add_flags(subcommand)
+        if command is None or command == name:
+            add_flags(subcommand)
         subcommand.set_defaults(run=run)
     return parser

@@ -5,16 +5,47 @@ edges: a graph as arrays of arcs (Edges) and GraphInputError; formats: the DIMAC
 Market .mtx readers, and the writer of result matrices; inputs: any input as the kernels' dense
 matrix, and the conventions of the matrices they give back; datasets: random graphs, PolyBench's
 input, the Minnesota road network.
-"""
-from .datasets import minnesota_road_graph, polybench_matrix, power_grid, random_graph
-from .edges import Edges, GraphInputError
-from .formats import MATRIX_FORMATS, READERS, read_dimacs, read_graph, read_matrix_market, write_matrix
-from .inputs import (EXACT_BELOW, NO_PREDECESSOR, SHORTEST_PATH_DTYPES, WeightSummary, as_dense, as_float_distances,
-                     as_semiring_matrix, check_integer_weights, dense_to_sparse, inf_of, missing_edges, null_as_inf,
-                     path_bound, resolve_dtype, summarize_weights, vertex_count)
 
-__all__ = ["EXACT_BELOW", "Edges", "GraphInputError", "MATRIX_FORMATS", "NO_PREDECESSOR", "READERS",
-           "SHORTEST_PATH_DTYPES", "WeightSummary", "as_dense", "as_float_distances", "as_semiring_matrix",
-           "check_integer_weights", "dense_to_sparse", "inf_of", "minnesota_road_graph", "missing_edges",
-           "null_as_inf", "path_bound", "polybench_matrix", "power_grid", "random_graph", "read_dimacs", "read_graph",
-           "read_matrix_market", "resolve_dtype", "summarize_weights", "vertex_count", "write_matrix"]
+Names are imported from their module on first use: the datasets need scipy.sparse, which a call
+on a dense array never does.
+"""
+from importlib import import_module
+
+#: each public name's module
+_EXPORTS = {
+    "minnesota_road_graph": "datasets",
+    "polybench_matrix": "datasets",
+    "power_grid": "datasets",
+    "random_graph": "datasets",
+    "Edges": "edges",
+    "GraphInputError": "edges",
+    "MATRIX_FORMATS": "formats",
+    "READERS": "formats",
+    "read_dimacs": "formats",
+    "read_graph": "formats",
+    "read_matrix_market": "formats",
+    "write_matrix": "formats",
+    "EXACT_BELOW": "inputs",
+    "NO_PREDECESSOR": "inputs",
+    "SHORTEST_PATH_DTYPES": "inputs",
+    "WeightSummary": "inputs",
+    "as_dense": "inputs",
+    "as_float_distances": "inputs",
+    "as_semiring_matrix": "inputs",
+    "check_integer_weights": "inputs",
+    "dense_to_sparse": "inputs",
+    "inf_of": "inputs",
+    "missing_edges": "inputs",
+    "null_as_inf": "inputs",
+    "path_bound": "inputs",
+    "resolve_dtype": "inputs",
+    "summarize_weights": "inputs",
+    "vertex_count": "inputs",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -3,8 +3,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sys
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+
+def is_scipy_sparse(graph) -> bool:
+    """Whether `graph` is a scipy.sparse matrix or array, without importing scipy.sparse (a fifth of
+    a second) for a caller who never did: no such object exists until it is imported."""
+    module = sys.modules.get("scipy.sparse")
+    return module is not None and module.issparse(graph)
 
 
 class GraphInputError(ValueError):
@@ -21,4 +33,6 @@ class Edges:
     weight: np.ndarray
 
     def to_sparse(self) -> sp.coo_array:
+        import scipy.sparse as sp
+
         return sp.coo_array((self.weight, (self.source, self.target)), shape=(self.n, self.n))

@@ -14,18 +14,21 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit, prange
 
 from tiling.code_cache import parallel_above
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
 from .dense_facts import copy_into, dense_facts
-from .edges import Edges, GraphInputError
+from .edges import Edges, GraphInputError, is_scipy_sparse
 from .formats import read_graph
 from .reading import once
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: The dtypes a graph's shortest paths are computed in (min-plus's: tiling.semirings)
 SHORTEST_PATH_DTYPES = tuple(np.dtype(name) for name in MIN_PLUS.dtypes)
@@ -112,7 +115,7 @@ def edges_or_dense(graph, weight: str, minus_inf: bool = False) -> tuple[Edges |
 
 
 def _edges_or_dense(graph, weight: str, minus_inf: bool) -> tuple[Edges | np.ndarray, bool]:
-    if sp.issparse(graph):
+    if is_scipy_sparse(graph):
         if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
             raise GraphInputError(f"a sparse graph must be square, got shape {graph.shape}")
         return _sparse_edges(graph), True
@@ -137,7 +140,7 @@ def vertex_count(graph) -> int:
     """How many vertices an input has, without building its matrix (to check memory first)."""
     if isinstance(graph, Edges):
         return graph.n
-    if sp.issparse(graph) or isinstance(graph, np.ndarray):
+    if is_scipy_sparse(graph) or isinstance(graph, np.ndarray):
         return int(graph.shape[0])
     if type(graph).__module__.startswith("networkx"):
         return graph.number_of_nodes()
@@ -379,7 +382,7 @@ def _semiring_input(graph, ring: Semiring, dtype: np.dtype):
     integers or floats; the others integers or floats. Anything else is refused in one line."""
     if isinstance(graph, (list, tuple)):
         graph = np.asarray(graph)
-    if not (isinstance(graph, np.ndarray) or sp.issparse(graph)):
+    if not (isinstance(graph, np.ndarray) or is_scipy_sparse(graph)):
         return graph  # networkx graphs, edge lists and files: their weights are checked as they are read
     adjacency = dtype == np.uint8
     if graph.dtype.kind not in ("biuf" if adjacency else "iuf"):
@@ -389,7 +392,9 @@ def _semiring_input(graph, ring: Semiring, dtype: np.dtype):
         raise GraphInputError(f"semiring {ring.name} reads {reads}, not dtype {graph.dtype}")
     if graph.dtype.kind != "b":
         return graph
-    if sp.issparse(graph):  # an explicit False is no edge (an explicit 0 of a weighted matrix is one)
+    if is_scipy_sparse(graph):  # an explicit False is no edge (an explicit 0 of a weighted matrix is one)
+        import scipy.sparse as sp  # (imported: graph is one of its matrices)
+
         coo = graph.tocoo()
         edge = coo.data.astype(bool)
         return sp.coo_array((np.ones(int(edge.sum()), dtype=np.uint8), (coo.row[edge], coo.col[edge])),
@@ -460,5 +465,7 @@ def as_float_distances(matrix: np.ndarray) -> np.ndarray:
 
 def dense_to_sparse(matrix: np.ndarray) -> sp.csr_array:
     """Every non-INF entry as an explicit CSR entry, zeros included (how scipy.csgraph reads edges)."""
+    import scipy.sparse as sp  # (here: a dense call never pays for its import)
+
     rows, columns = np.nonzero(~missing_edges(matrix))
     return sp.csr_array((matrix[rows, columns].astype(np.float64), (rows, columns)), shape=matrix.shape)

@@ -10,7 +10,7 @@ from codegen.profile import cycles_per_second
 
 from ..graphs import NO_PREDECESSOR, GraphInputError
 
-from ..errors import NegativeCycleError
+from .. import errors
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph
 from .kernels import (NO_PARENT, bellman_ford, breadth_first, breadth_first_from_sources, dijkstra,
@@ -149,7 +149,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
         active[source] = True
         stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
         if stuck >= 0:
-            raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+            raise errors.NegativeCycleError(_negative_cycle_vertex(parent, stuck))
     elif method in ("delta-stepping", "auto"):
         dist = delta_stepping(csr, source, steps=steps)
         parent = _tight_tree(csr, source, dist)
@@ -242,7 +242,7 @@ def potentials(csr: CSRGraph) -> np.ndarray:
     parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
     stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, h, parent, np.ones(csr.n, dtype=np.bool_))
     if stuck >= 0:
-        raise NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+        raise errors.NegativeCycleError(_negative_cycle_vertex(parent, stuck))
     return h
 
 

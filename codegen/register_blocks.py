@@ -25,7 +25,7 @@ import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -150,8 +150,14 @@ def choices_stamp() -> tuple:
     """What the register block of a new kernel depends on besides its dtype and semiring: the
     choices file's (mtime, size), POLYFW_REGISTER_BLOCK and the ISA the kernels are shaped for.
     A kernel chosen before may be kept while this is unchanged."""
-    path = str(_choices_path(create=False))
+    path = _choices_text(cache_dir(create=False))
     return path, file_stamp(path), os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
+
+
+@lru_cache(maxsize=8)
+def _choices_text(cache: Path) -> str:
+    """(every call plans by choices_stamp: the path joined and made text once a cache directory)"""
+    return str(cache / "register_blocks.json")
 
 
 def _read_choices(path: Path) -> dict[str, dict]:

@@ -19,7 +19,8 @@ from schedules.cost import cost
 from .configuration import resolve_schedule
 from .graphs import as_float_distances, dense_to_sparse
 from .method import choose_method
-from .solver import padded_stride, sparse_stands_in
+from .plan import sparse_stands_in
+from .solver import padded_stride
 from .sparse import as_csr, johnson
 
 

@@ -173,8 +173,9 @@ def build_configuration(family: str, params: dict[str, Any], n: int | None, targ
 
 
 def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str = "cpu",
-                     tile: int | None = None, kappa: int | None = None) -> Schedule:
-    """A concrete schedule for an n-vertex problem from a family name, 'auto', or a Schedule."""
+                     tile: int | None = None, kappa: int | None = None, logged: bool = True) -> Schedule:
+    """A concrete schedule for an n-vertex problem from a family name, 'auto', or a Schedule; what
+    'auto' chose is logged unless `logged` is False (a plan logs it with its other choices)."""
     if isinstance(schedule, Schedule):
         if schedule.n != n:
             raise ValueError(f"schedule {schedule.name} was built for n={schedule.n}, the graph has {n} vertices")
@@ -188,13 +189,18 @@ def resolve_schedule(schedule: str | Schedule, n: int, dtype: str, target: str =
     if kappa is not None:
         params["kappa"] = kappa
     chosen = build_configuration(family, params, n, target)
-    if schedule == "auto":
+    if schedule == "auto" and logged:
         log_auto_choice(chosen, target, dtype)
     return chosen
 
 
 def log_auto_choice(chosen: Schedule, target: str, dtype: str) -> None:
-    log.info("schedule='auto' chose %s (%s, %s)", chosen.name, target, dtype)
+    log.info("%s", auto_choice_line(chosen, target, dtype))
+
+
+def auto_choice_line(chosen: Schedule, target: str, dtype: str) -> str:
+    """What schedule='auto' chose, as solve and the other callers log it."""
+    return f"schedule='auto' chose {chosen.name} ({target}, {dtype})"
 
 
 def proved_sizes(family: str, params: dict[str, Any], n: int, target: str = "cpu") -> tuple[int, int]:

@@ -75,6 +75,12 @@ def _calibrated_dense_rates(threads: int) -> dict[str, float]:
     return found
 
 
+def calibration_stamp(threads: int) -> tuple:
+    """The calibrated dense rates method_rates reads on `threads` threads, as a value a choice made
+    from them may be kept by."""
+    return tuple(sorted(_calibrated_dense_rates(threads).items()))
+
+
 #: method_rates' answers by (target, threads, the tables' stamp): every solve with dtype or method 'auto' asks
 _RATES: dict[tuple, tuple[dict, dict]] = {}
 

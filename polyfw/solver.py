@@ -3,8 +3,8 @@
 The generated code runs the bare nest; here the matrix gets its graph
 meaning (zero diagonal, INF for missing edges), a padded row stride,
 predecessors in scipy's convention, and negative cycles become an error.
-Which schedule runs is polyfw.configuration's to say; which method (dense or
-sparse) polyfw.method's.
+What a call runs (dtype, method, ordering, schedule, conversion) is its plan,
+made in polyfw.plan; here the input is read, the plan run and its result converted.
 """
 from __future__ import annotations
 
@@ -13,26 +13,22 @@ import os
 
 import numpy as np
 
-from codegen import generate
 from codegen.distances import float64_distances
-from codegen.packed_kernels import WORD_BITS, pack_rows, unpack_rows
-from codegen.register_blocks import choices_stamp
+from codegen.packed_kernels import pack_rows, unpack_rows
 from codegen.targets import Target, find_target
-from schedules.families import build as build_schedule
 from schedules.schedule import Schedule
 from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
-from .configuration import chosen_runtime, log_auto_choice, resolve_schedule
 from . import errors
-from .graphs import (NO_PREDECESSOR, Edges, WeightSummary, as_dense, as_semiring_matrix, check_integer_weights,
-                     missing_edges, null_as_inf, read_graph, resolve_dtype, summarize_weights, vertex_count)
-from .method import SOLVE_METHODS, WIDER_MARGIN, MethodChoice, choose_method, fastest_exact, method_rates
+from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_integer_weights, missing_edges,
+                     null_as_inf, read_graph, summarize_weights, vertex_count)
 from .graphs.dense_facts import contiguous, dense_facts
-from .graphs.reading import one_reading
 from .graphs.inputs import edges_or_dense
-from .graphs.ordering import dissection_order, worth_reordering
-from .machine.tuning import table_stamp
+from .graphs.ordering import dissection_order
+from .graphs.reading import one_reading
+from .method import MethodChoice
+from .plan import Asked, Plan, plan_for
 from .profiling import note_run, phase
 from .sparse import as_csr, johnson
 
@@ -208,52 +204,32 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
 
 def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, predecessors: bool, weight: str,
            semiring: str, method: str, null_value):
-    ring = find_semiring(semiring)
-    ring.check_relaxed()
-    spec = find_target(target)
-    _check_asked(ring, predecessors, method)
+    """input -> plan -> run -> convert."""
+    asked = Asked(semiring, target, dtype, schedule, tile, kappa, predecessors, method)
+    ring = asked.ring
     graph = _read_once(graph, ring, null_value)
-    as_scipy = ring is MIN_PLUS and (dtype is None or dtype == "auto")
-    summary = summarize_weights(graph, weight) if ring is MIN_PLUS and (as_scipy or method == "auto") else None
-    stamp = table_stamp()  # (read once a call: each reading is a few stats and environment lookups)
-    dtype_name = auto_dtype(ring, target, summary, stamp) if dtype is None or dtype == "auto" else (
-        np.dtype(dtype).name if ring is not MIN_PLUS else resolve_dtype(dtype).name)
     n = vertex_count(graph)
     if n == 0:
-        empty = np.zeros((0, 0), dtype="float64" if as_scipy else "bool" if ring.name == "or-and" else dtype_name)
+        empty = np.zeros((0, 0), dtype="float64" if asked.as_scipy else "bool" if ring.name == "or-and"
+                         else asked.ring.dtypes[0] if asked.auto_dtype else np.dtype(dtype).name)
         return (empty, np.zeros((0, 0), dtype=np.int32)) if predecessors else empty
-    check_memory(n, "float64" if as_scipy else dtype_name, predecessors)  # what is returned, at least
-    if method == "auto" and (ring is not MIN_PLUS or not sparse_stands_in(spec) or schedule != "auto"
-                             or tile is not None or kappa is not None):
-        method = "dense"  # another semiring or target, or a schedule asked for: Floyd-Warshall by it
-    if method == "dense":
-        if ring.name == "or-and" and (dtype is None or dtype == "auto") and target == "cpu":
-            packed = _solve_packed(graph, n, schedule, tile, kappa, directed, weight)
-            if packed is not None:
-                return packed
-        return _solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed, predecessors,
-                            weight, as_scipy, stamp)
-    if ring is not MIN_PLUS or not sparse_stands_in(spec):
-        raise ValueError(f"method={method!r} solves min-plus on the CPU or a GPU; use method='dense' for semiring "
-                         f"{ring.name} on target {target!r}")
-    arcs = summary.arcs if summary is not None else as_csr(graph, directed=directed, weight=weight).m
-    one_weight = summary is not None and 0 <= summary.lightest == summary.heaviest
-    choice = choose_method(n, arcs, dtype_name, method_rates(target, stamp), one_weight=one_weight)
-    log.info("method=%r chose %s", method, choice if method == "auto" else f"sparse ({choice})")
-    if method == "sparse" or choice.method == "sparse":
+    summary = summarize_weights(graph, weight) if asked.reads_weights else None
+    sparse_input = not isinstance(graph, np.ndarray)
+    arcs = None  # what the ordering and, without a summary, the method choice read
+    if ring is MIN_PLUS and sparse_input:
+        arcs = _arc_count(graph, n, directed, weight)
+    elif ring is MIN_PLUS and summary is None and method == "sparse":
+        arcs = as_csr(graph, directed=directed, weight=weight).m
+    plan = plan_for(asked, n, summary, arcs, sparse_input)
+    check_memory(n, "float64" if plan.as_scipy else plan.dtype, predecessors)  # what is returned, at least
+    if plan.method == "packed":
+        return _solve_packed(graph, n, plan, directed, weight)
+    if plan.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
-        return _with_choice(_solve_sparse(sparse_graph, "float64" if as_scipy else dtype_name, predecessors, spec),
-                            choice)
-    return _with_choice(_solve_dense(graph, n, ring, schedule, tile, kappa, target, dtype_name, directed,
-                                     predecessors, weight, as_scipy, stamp), choice)
-
-
-def _check_asked(ring, predecessors: bool, method: str) -> None:
-    if predecessors and ring is not MIN_PLUS:
-        raise ValueError(f"predecessors are kept for semiring min-plus only, not {ring.name}")
-    if method not in SOLVE_METHODS:
-        raise ValueError(f"method must be {', '.join(map(repr, SOLVE_METHODS[:-1]))} or {SOLVE_METHODS[-1]!r}, "
-                         f"got {method!r}")
+        return _with_choice(_solve_sparse(sparse_graph, "float64" if plan.as_scipy else plan.dtype, predecessors,
+                                          find_target(target)), plan.choice)
+    distances = _solve_dense(graph, n, ring, plan, directed, predecessors, weight)
+    return distances if plan.choice is None else _with_choice(distances, plan.choice)
 
 
 def _read_once(graph, ring, null_value: float | None):
@@ -269,100 +245,40 @@ def _read_once(graph, ring, null_value: float | None):
     return graph
 
 
-def sparse_stands_in(target: Target) -> bool:
-    """Whether the sparse method (Johnson's, on this CPU in this process, or on the GPU) may stand in
-    for a run on `target`: one whose kernels run on the CPU, not collectively, or on a GPU."""
-    return target.on_gpu or (target.on_cpu and not target.collective)
+def _arc_count(graph, n: int, directed: bool, weight: str) -> int:
+    """The arcs a sparse input's run sees (each edge twice when undirected; n^2 for an input dense
+    enough to be read as a matrix), from the edges the call reads anyway."""
+    found, input_directed = edges_or_dense(graph, weight)
+    if not isinstance(found, Edges):
+        return n * n
+    return len(found.source) * (1 if directed and input_directed else 2)
 
 
-def auto_dtype(ring, target: str, summary: WeightSummary | None, stamp: tuple | None = None) -> str:
-    """dtype='auto': for min-plus the narrowest exact kernel type the target computes in (logged
-    with the reason; never an inexact one), for other semirings their first type."""
-    if ring is not MIN_PLUS or summary is None:
-        return ring.dtypes[0]
-    exact = summary.exact_dtypes()
-    offered = [name for name in exact if name in find_target(target).dtypes]
-    if not offered:
-        raise ValueError(f"dtype='auto': target {target!r} computes in none of the types exact for these weights "
-                         f"({', '.join(exact)}); pass a dtype by name to accept rounding, or use target 'cpu'")
-    chosen = fastest_exact(offered, method_rates(target, stamp))
-    skipped = [name for name in list(exact)[:list(exact).index(chosen)] if name not in offered]
-    note = f" (target {target} has no {', '.join(skipped)})" if skipped else ""
-    if chosen != offered[0]:
-        note += f" (calibrated {WIDER_MARGIN:g}x or more faster than {offered[0]} here)"
-    log.info("dtype='auto' chose %s: %s%s", chosen, exact[chosen], note)
-    return chosen
-
-
-def in_dissection_order(graph, n: int, directed: bool, weight: str):
-    """(graph, directed, position): a sparse input's arcs renumbered in nested-dissection order
-    (polyfw.graphs.ordering), position[v] being vertex v's new number, so that blocked FW skips
-    the blocks that hold no path; a dense array as it is, and a dense-enough graph as the edges
-    it was read into (not read again), position None."""
+def in_dissection_order(graph, directed: bool, weight: str, reorder: bool):
+    """(graph, directed, position): with `reorder`, a sparse input's arcs renumbered in
+    nested-dissection order (polyfw.graphs.ordering), position[v] being vertex v's new number, so
+    that blocked FW skips the blocks that hold no path; else a dense array as it is and any other
+    input as the edges it was read into (not read again), position None."""
     if isinstance(graph, np.ndarray):
         return graph, directed, None
     found, input_directed = edges_or_dense(graph, weight)
     directed = directed and input_directed
-    arcs = len(found.source) * (1 if directed else 2) if isinstance(found, Edges) else n * n
-    if not worth_reordering(n, arcs):
+    if not reorder:
         return found, directed, None
-    order = dissection_order(n, found.source, found.target)
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    log.debug("solve: %d vertices, %d arcs: computing in nested-dissection order", n, arcs)
-    return Edges(n, position[found.source], position[found.target], found.weight), directed, position
+    order = dissection_order(found.n, found.source, found.target)
+    position = np.empty(found.n, dtype=np.int64)
+    position[order] = np.arange(found.n)
+    return Edges(found.n, position[found.source], position[found.target], found.weight), directed, position
 
 
-#: what compiled_for chose, by everything the choice reads: per process and unbounded (a data set of
-#: many small graphs asks once per size; each entry is a compiled schedule the code cache holds anyway)
-_PLANS: dict[tuple, tuple[Schedule, object]] = {}
-
-
-def compiled_for(schedule: str | Schedule, n: int, ring, tile: int | None, kappa: int | None, target: str,
-                 dtype_name: str, predecessors: bool, stamp: tuple | None = None):
-    """The proved, compiled schedule a run takes: the schedule text's (or the tuning table's for
-    'auto'), with its runtime. Asked again with the same arguments while the tuning tables and the
-    register-block choices are unchanged, it is the same object, found without choosing again (`stamp`: the tables' table_stamp(), when the caller read it)."""
-    key = None if isinstance(schedule, Schedule) else (
-        schedule, n, ring.name, tile, kappa, target, dtype_name, predecessors, stamp or table_stamp(), choices_stamp())
-    if key in _PLANS:
-        chosen, compiled = _PLANS[key]
-        if schedule == "auto":
-            log_auto_choice(chosen, target, dtype_name)
-        return compiled
-    chosen = resolve_schedule(schedule, n, dtype_name, target, tile, kappa)
-    runtime = chosen_runtime(schedule, n, dtype_name, target)
-    compiled = generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
-                        **({"predecessors": True} if predecessors else {}),
-                        **({"runtime": runtime} if runtime is not None
-                           and not find_target(target).is_default("runtime", runtime) else {}))
-    if key is not None:
-        _PLANS[key] = chosen, compiled
-    return compiled
-
-
-#: the tile reachability on packed rows runs in where none is asked for: 8 words a row (of 256, 512 and
-#: 1024, the fastest at n = 4096 and 8192 on a 2-core AVX-512 Xeon: benchmarks/reachability.py)
-PACKED_TILE = 512
-
-
-def _solve_packed(graph, n: int, schedule, tile, kappa, directed: bool, weight: str) -> np.ndarray | None:
+def _solve_packed(graph, n: int, plan: Plan, directed: bool, weight: str) -> np.ndarray:
     """Reachability (or-and) on rows packed 64 vertices a word (codegen.packed_kernels): the same proved
-    schedules, an eighth of uint8's bytes, a row of B ORed in per set bit. None where the schedule asked
-    for cannot run so (a tile that is not whole words, a tree over points): then the uint8 path runs."""
-    if schedule == "auto" and tile is None and kappa is None:  # one tile of whole words where n is smaller
-        chosen = build_schedule("classic", n, min(PACKED_TILE, -(-n // WORD_BITS) * WORD_BITS))
-    else:
-        chosen = resolve_schedule(schedule, n, "uint8", "cpu", tile, kappa)
-    if chosen.tile_tree is None or chosen.tile % WORD_BITS or not chosen.original_point_order:
-        return None
+    schedules, an eighth of uint8's bytes, a row of B ORed in per set bit."""
     with phase("input"):
         words = _packed_input(graph, n, directed, weight)
-    with phase("schedule"):
-        compiled = generate(chosen, target="cpu", dtype="uint8", semiring="or-and", packed=True)
     with phase("run"):
-        compiled(words)
-    note_run(getattr(compiled, "last_run", {}))
+        plan.compiled(words)
+    note_run(getattr(plan.compiled, "last_run", {}))
     with phase("output"):
         return unpack_rows(words, n)
 
@@ -386,9 +302,9 @@ def _lightest_weight(graph, distances: np.ndarray) -> float:
     return float(distances.min())
 
 
-def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_name: str, directed: bool,
-                 predecessors: bool, weight: str, as_scipy: bool, stamp: tuple | None = None):
-    """Floyd-Warshall by the schedule in `dtype_name`; as_scipy: float64 with inf returned."""
+def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: bool, weight: str):
+    """Floyd-Warshall by the plan's compiled schedule in its dtype, converted as it says."""
+    dtype_name, compiled = plan.dtype, plan.compiled
     # the kernels take padded rows: the input is written straight into them
     with phase("input"):
         matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
@@ -396,7 +312,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
         position = None
         if ring is MIN_PLUS:
             if not predecessors:  # (predecessors name vertices: they stay in the input's order)
-                graph, directed, position = in_dissection_order(graph, n, directed, weight)
+                graph, directed, position = in_dissection_order(graph, directed, weight, plan.reorder)
             as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances, null_value=np.inf)
         else:
             distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)
@@ -408,8 +324,6 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
         if predecessors:
             pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
             pred[:, :n] = initial_predecessors(distances)
-    with phase("schedule"):
-        compiled = compiled_for(schedule, n, ring, tile, kappa, target, dtype_name, predecessors, stamp)
     with phase("run"):
         negative_at = compiled(matrix, pred)
     note_run(getattr(compiled, "last_run", {}))
@@ -424,7 +338,7 @@ def _solve_dense(graph, n: int, ring, schedule, tile, kappa, target: str, dtype_
         if ring.name == "or-and":
             return distances.astype(bool)
         # one conversion at the end: an integer INF becomes inf (float64 for a scipy user), else one copy
-        if as_scipy and distances.dtype != np.float64:
+        if plan.as_scipy and distances.dtype != np.float64:
             distances = float64_distances(distances, position)
         else:
             distances = contiguous(distances) if position is None else distances[np.ix_(position, position)]

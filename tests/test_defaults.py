@@ -58,12 +58,13 @@ def test_a_named_dtype_is_computed_in_and_returned():
 
 
 def test_method_auto_weighs_dense_against_sparse_at_the_chosen_type(monkeypatch):
-    solve_module = sys.modules["polyfw.solver"]
+    plan_module = sys.modules["polyfw.plan"]
     dense_graph = random_graph(40, 40 * 39, seed=1).to_sparse().tocsr()
     assert polyfw.solve(dense_graph).method_choice.method == "dense"
     asked = []
-    real = solve_module.choose_method
-    monkeypatch.setattr(solve_module, "choose_method", lambda n, m, dtype, rates, **given: asked.append((n, m, dtype))
+    real = plan_module.choose_method
+    monkeypatch.setattr(plan_module, "_PLANS", {})  # (a plan made earlier for the graph would not choose again)
+    monkeypatch.setattr(plan_module, "choose_method", lambda n, m, dtype, rates, **given: asked.append((n, m, dtype))
                         or real(n, m, dtype, {"dense": {dtype: 1e6}}, **given))  # a slow dense rate: sparse wins
     graph = road_like()
     got = polyfw.solve(graph)
@@ -164,12 +165,12 @@ def test_a_negative_cycle_in_a_file_is_named_as_the_file_numbers_vertices(tmp_pa
 
 
 def test_a_small_call_keeps_its_choice_until_the_tuning_table_changes(monkeypatch, tmp_path, caplog):
-    """Per-call work is done once a process: the same size asks compiled_for again and gets the same
-    compiled schedule, logged as chosen; a changed tuning table is read at the next call."""
+    """Per-call work is done once a process: a call like an earlier one gets the same plan (and its
+    compiled schedule), logged as chosen; a changed tuning table is read at the next call."""
     import json
 
-    from polyfw.solver import compiled_for
-    from tiling.semirings import semiring
+    from polyfw.graphs import summarize_weights
+    from polyfw.plan import Asked, plan_for
 
     table = tmp_path / "tuning.json"
     monkeypatch.setenv("POLYFW_TUNING", str(table))
@@ -188,8 +189,8 @@ def test_a_small_call_keeps_its_choice_until_the_tuning_table_changes(monkeypatc
 
     tune("classic")
     assert chosen() == "classic" and chosen() == "classic"
-    ring = semiring("min-plus")
-    assert compiled_for("auto", 12, ring, None, None, "cpu", "int16", False) is \
-        compiled_for("auto", 12, ring, None, None, "cpu", "int16", False)
+    asked = Asked("min-plus", "cpu", "auto", "auto", None, None, False, "dense")
+    summary = summarize_weights(weights)
+    assert plan_for(asked, 12, summary, None, False) is plan_for(asked, 12, summary, None, False)
     tune("generalized", kappa=2)
     assert chosen() == "generalized"

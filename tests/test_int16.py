@@ -18,7 +18,7 @@ from codegen.kernels import KernelOptions
 from polyfw import NegativeCycleError, graphs, solve
 from polyfw.cli import main
 from polyfw.graphs import GraphInputError, as_float_distances, missing_edges, summarize_weights
-from polyfw.solver import auto_dtype
+from polyfw.plan import chosen_dtype
 from tiling.semirings import INT16_INF, INT32_INF, MIN_PLUS, bottom, top
 
 #: a tile that leaves partial blocks for every n below, and one whose DD blocks hold full register
@@ -138,20 +138,20 @@ def test_int16_predecessors_agree_with_the_distances():
         assert distances[i, pred[i, j]] + graph[pred[i, j], j] == distances[i, j]
 
 
-def test_auto_is_the_narrowest_exact_type_the_target_offers(caplog):
+def test_auto_is_the_narrowest_exact_type_the_target_offers():
     small = summarize_weights(weighted(50, seed=1))
-    with caplog.at_level(logging.INFO, logger="polyfw"):
-        assert auto_dtype(MIN_PLUS, "cpu", small) == "int16"
-        assert auto_dtype(MIN_PLUS, "cudasim", small) == "int32"
-    assert "chose int32: integer weights whose path lengths stay below INT32_INF" in caplog.text
-    assert "(target cudasim has no int16)" in caplog.text
+    reasons = []
+    assert chosen_dtype(MIN_PLUS, "cpu", small, reasons=reasons) == "int16"
+    assert chosen_dtype(MIN_PLUS, "cudasim", small, reasons=reasons) == "int32"
+    assert "chose int32: integer weights whose path lengths stay below INT32_INF" in reasons[-1]
+    assert "(target cudasim has no int16)" in reasons[-1]
     huge = summarize_weights(weighted(50, seed=1) * 10**8)
     assert list(huge.exact_dtypes()) == ["float64"]
-    assert auto_dtype(MIN_PLUS, "cpu", huge) == "float64"
+    assert chosen_dtype(MIN_PLUS, "cpu", huge) == "float64"
     # never inexact: a target with none of the exact types is refused, not rounded
     with pytest.raises(ValueError, match="target 'cudasim' computes in none of the types exact for these weights "
                                          r"\(float64\); pass a dtype by name to accept rounding"):
-        auto_dtype(MIN_PLUS, "cudasim", huge)
+        chosen_dtype(MIN_PLUS, "cudasim", huge)
     fractional = summarize_weights(weighted(50, seed=1) * 0.5)
     assert list(fractional.exact_dtypes()) == ["float64"]
     # integer weights past int32 but below 2**24 in every path: float32 holds them exactly

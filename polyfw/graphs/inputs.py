@@ -402,6 +402,14 @@ def _semiring_input(graph, ring: Semiring, dtype: np.dtype):
     return graph.astype(np.uint8)
 
 
+def semiring_dtype(ring: Semiring, dtype) -> np.dtype:
+    """`dtype` as numpy's, refused by name unless `ring` (not min-plus) computes in it."""
+    dtype = np.dtype(dtype)
+    if dtype.name not in ring.dtypes:
+        raise GraphInputError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype.name}")
+    return dtype
+
+
 def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weight: str = "weight") -> np.ndarray:
     """The dense matrix of any supported input for a semiring other than min-plus (see as_dense).
 
@@ -413,9 +421,7 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
     only whether an edge exists (1) or not (0), in uint8. An input of another dtype
     (complex, strings, objects; bool for the weighted semirings) is refused by name.
     """
-    dtype = np.dtype(dtype)
-    if dtype.name not in ring.dtypes:
-        raise GraphInputError(f"semiring {ring.name} computes in {', '.join(ring.dtypes)}, not {dtype.name}")
+    dtype = semiring_dtype(ring, dtype)
     graph = _semiring_input(graph, ring, dtype)
     plus = ring.plus.ufunc
     edges, input_directed = edges_or_dense(graph, weight, minus_inf=True)

@@ -66,7 +66,14 @@ def _tuning_path(given: str | None, local_app_data: str | None, xdg_data_home: s
 def table_stamp() -> tuple:
     """What the tables say depends on, cheaply: the user's table's path and both files' (mtime,
     size). A choice read from the tables may be kept while this is unchanged."""
-    return tuple((str(path), file_stamp(path)) for path in (tuning_path(), shipped_path()))
+    user, shipped = _stamped_paths(tuning_path())
+    return (user, file_stamp(user)), (shipped, file_stamp(shipped))
+
+
+@lru_cache(maxsize=8)
+def _stamped_paths(user: Path) -> tuple[str, str]:
+    """(every call plans by the stamp: the paths as text once, not a Path's str each time)"""
+    return str(user), str(shipped_path())
 
 
 def read_table(path: Path) -> dict[str, Any]:

@@ -57,7 +57,7 @@ from polyfw.configuration import (auto_configuration, chosen_runtime, parse_sche
                                   write_winner)
 from polyfw.machine.ceiling import RINGS, Kernels, measure  # noqa: E402
 from polyfw.machine.tuning import shipped_path  # noqa: E402
-from polyfw.solver import padded_stride  # noqa: E402
+from codegen.kernels import padded_stride  # noqa: E402
 from tiling.semirings import semiring  # noqa: E402
 
 import road  # noqa: E402  (benchmarks/road.py)

@@ -33,7 +33,7 @@ from codegen.dataflow import PRIORITY, DataflowRun  # noqa: E402
 from codegen.kernels import ROLE_KERNELS, KernelOptions  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.configuration import resolve_schedule  # noqa: E402
-from polyfw.solver import padded_stride  # noqa: E402
+from codegen.kernels import padded_stride  # noqa: E402
 from schedules.cost import tile_view  # noqa: E402
 from schedules.simulate import (PRIORITIES, dataflow_times, priority_order, role_durations,  # noqa: E402
                                 stage_barrier_times)

@@ -27,7 +27,7 @@ from codegen.kernels import KernelOptions  # noqa: E402
 from codegen.register_blocks import PREFETCH_CANDIDATES, cpu_description, default_register_block  # noqa: E402
 from codegen.intrinsics import vector_width  # noqa: E402
 from polyfw.configuration import resolve_schedule  # noqa: E402
-from polyfw.solver import padded_stride  # noqa: E402
+from codegen.kernels import padded_stride  # noqa: E402
 
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
 

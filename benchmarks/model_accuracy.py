@@ -40,7 +40,7 @@ from codegen.targets import find_target  # noqa: E402
 from polyfw.explore import Exploration, Space, Store, explore, label  # noqa: E402
 from polyfw.explore.space import build_candidate  # noqa: E402
 from polyfw.graphs import as_dense, random_graph  # noqa: E402
-from polyfw.solver import padded_stride  # noqa: E402
+from codegen.kernels import padded_stride  # noqa: E402
 from polyfw.machine.calibrate import calibrate, memory_bandwidth  # noqa: E402
 from polyfw.machine.calibrations import save  # noqa: E402
 

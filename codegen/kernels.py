@@ -58,6 +58,12 @@ PROFILE_SLOTS = ("I", "SD_row", "SD_col", "DD", "stages")
 FASTMATH = ", fastmath={'nnan', 'nsz'}"
 
 
+def padded_stride(n: int) -> int:
+    """Row length of the matrix the kernels run on for n vertices: a multiple of 16 elements (64-byte
+    rows for float32), plus 16 so power-of-two n does not map every row to the same cache sets."""
+    return -(-n // 16) * 16 + 16
+
+
 @dataclass(frozen=True)
 class KernelOptions:
     """What the kernel module is specialised for (part of every cache key)."""

@@ -10,8 +10,6 @@ graphs, or as PyG-style edge_index arrays; they leave as one padded
 """
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,9 +25,10 @@ from tiling.semirings import INTEGER_INF
 from .errors import NegativeCycleError
 from .graphs.edges import Edges, GraphInputError
 from .graphs.inputs import check_weights, edges_or_dense, null_as_inf
+from .progress import bar as progress_bar
 from .solver import MEMORY_WORTH_CHECKING, InsufficientMemoryError, available_memory
 
-#: graphs handed to the kernel at once when a progress bar is shown
+#: graphs handed to the kernel at once while a progress bar is shown
 PROGRESS_CHUNK = 8192
 TARGETS = ("cpu", "cuda", "cudasim")
 
@@ -383,27 +382,19 @@ def _layout(layout: str, target: str, predecessors: bool, dtype: str):
     return batch_schedule(layout, lanes)
 
 
-def _progress(done: int, total: int, started: float) -> None:
-    width = 30
-    filled = width * done // max(total, 1)
-    sys.stderr.write(f"\rsolve_batch [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} graphs "
-                     f"{time.perf_counter() - started:.1f} s")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
 def _run_cpu(compiled: CompiledBatch, batch: Batch, order: np.ndarray, weights: np.ndarray, out: np.ndarray,
              out_pred: np.ndarray, offsets: np.ndarray, widths: np.ndarray, status: np.ndarray, fills: tuple,
-             progress: bool) -> None:
-    step = len(order) if not progress else max(PROGRESS_CHUNK // compiled.lanes, 1) * compiled.lanes
-    started = time.perf_counter()
+             progress: bool | None) -> None:
+    shown = None if progress is False else progress_bar(len(order), "solve_batch", unit="graph", show=progress)
+    step = len(order) if shown is None or shown.disable else max(PROGRESS_CHUNK // compiled.lanes, 1) * compiled.lanes
     for first in range(0, max(len(order), 1), max(step, 1)):
         part = order[first:first + step]
         compiled.run(part, batch.sizes, batch.sources, batch.targets, weights, batch.indptr, out, out_pred,
                      offsets, widths, status, *fills, len(part), batch.largest)
-        if progress:
-            _progress(first + len(part), len(order), started)
+        if shown is not None:
+            shown.update(len(part))
+    if shown is not None:
+        shown.close()
 
 
 def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: np.ndarray, offsets: np.ndarray,
@@ -435,7 +426,7 @@ def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: n
 
 def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = True, padded: bool = True,
                 unreachable=None, padding=None, dtype=None, predecessors: bool = False, weight: str = "weight",
-                null_value: float = 0, layout: str = "auto", target: str = "cpu", progress: bool = False):
+                null_value: float = 0, layout: str = "auto", target: str = "cpu", progress: bool | None = False):
     """All-pairs shortest path lengths of every graph of a batch.
 
     graphs: a list of graphs — dense matrices (entries equal to `null_value`, 0 by default, or inf
@@ -455,7 +446,8 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     Graphormer uses 510) and `padding` what fills the
     entries beyond a graph's own size (default: unreachable). layout: 'auto' (lanes: graphs of a
     size side by side in vector lanes; graphs with predecessors; blocks on CUDA) or one of
-    schedules.batch.LAYOUTS. target: 'cpu', 'cuda' or 'cudasim'. progress: a bar on stderr.
+    schedules.batch.LAYOUTS. target: 'cpu', 'cuda' or 'cudasim'. progress: a bar (polyfw.progress; True
+    wherever stderr goes, None in a terminal or a notebook only).
     No input is changed. A graph with a negative cycle raises NegativeCycleInBatch, naming it.
     """
     if target not in TARGETS:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -12,6 +11,7 @@ from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 from scipy.sparse.csgraph import shortest_path
 
 from codegen import generate
+from codegen.kernels import padded_stride
 from codegen.reference import floyd_warshall_naive
 from codegen.targets import find_target
 from schedules.cost import cost
@@ -20,7 +20,7 @@ from .configuration import resolve_schedule
 from .graphs import as_float_distances, dense_to_sparse
 from .method import choose_method
 from .plan import sparse_stands_in
-from .solver import padded_stride
+from .progress import bar as progress_bar
 from .sparse import as_csr, johnson
 
 
@@ -53,23 +53,15 @@ def median_seconds(run: Callable[[], object], repeats: int) -> float:
     return float(np.median(run_times(run, repeats)))
 
 
-def _progress(done: int, total: int, label: str) -> None:
-    width = 30
-    filled = width * done // max(total, 1)
-    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<40}", end="", file=sys.stderr, flush=True)
-    if done == total:
-        print(file=sys.stderr)
-
-
 def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, target: str = "cpu",
-            repeats: int = 3, with_cost: bool = True, progress: bool = True) -> list[Row]:
-    """Time scipy, the naive Numba kernel and each schedule on one dense matrix (graph semantics applied)."""
+            repeats: int = 3, with_cost: bool = True, progress: bool | None = None) -> list[Row]:
+    """Time scipy, the naive Numba kernel and each schedule on one dense matrix (graph semantics applied).
+    progress: the bar (polyfw.progress's `show`: None in a terminal or a notebook only)."""
     n = matrix.shape[0]
     dtype = matrix.dtype.name
     expected = scipy_floyd_warshall(dense_to_sparse(matrix))
-    steps = 2 + len(specs)
-    if progress:
-        _progress(0, steps, "scipy floyd_warshall")
+    steps = progress_bar(2 + len(specs) + 1, "compare", unit="run", show=progress)
+    steps.set_postfix_str("scipy floyd_warshall")
     scipy_seconds = median_seconds(lambda: scipy_floyd_warshall(dense_to_sparse(matrix)), max(1, repeats // 2))
     naive_result = matrix.copy()
     floyd_warshall_naive(naive_result)  # compiled and checked outside the timing
@@ -78,9 +70,9 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
                 True, 0.0),
             Row("naive-kernel", f"{dtype}, prange rows", naive_seconds, n**3 / naive_seconds,
                 scipy_seconds / naive_seconds, 1.0, bool(np.array_equal(as_float_distances(naive_result), expected)), 0.0)]
-    for done, spec in enumerate(specs, start=2):
-        if progress:
-            _progress(done, steps, spec)
+    steps.update(2)
+    for spec in specs:
+        steps.set_postfix_str(spec)
         schedule = resolve_schedule(spec, n, dtype, target, tile=tile)
         compiled = generate(schedule, target=target, dtype=dtype)
         buffer = np.empty((n, padded_stride(n)), dtype=matrix.dtype)
@@ -100,10 +92,12 @@ def compare(matrix: np.ndarray, specs: Sequence[str], tile: int | None = None, t
             row.model_stages, row.model_traffic, row.model_writebacks_saved = (
                 report.stages, report.traffic, report.writebacks_saved)
         rows.append(row)
+        steps.update(1)
+    steps.set_postfix_str("sparse methods")
     if sparse_stands_in(find_target(target)):
         rows += _sparse_rows(matrix, expected, scipy_seconds, naive_seconds, repeats, find_target(target).on_gpu)
-    if progress:
-        _progress(steps, steps, "done")
+    steps.update(1)
+    steps.close()
     return rows
 
 

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from codegen.distances import float64_distances
+from codegen.kernels import padded_stride
 from codegen.packed_kernels import pack_rows, unpack_rows
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
@@ -78,12 +79,6 @@ def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
         f"{n:,} vertices in {dtype}{' with predecessors' if predecessors else ''} need about {needed / gib:.1f} GiB "
         f"({n * n * np.dtype(dtype).itemsize / gib:.1f} GiB per matrix) and this machine has {available / gib:.1f} GiB "
         f"available: use {smaller}{'no predecessors, ' if predecessors else ''}fewer vertices, or a machine with more memory")
-
-
-def padded_stride(n: int) -> int:
-    """Row length for an n-column matrix: a multiple of 16 elements (64-byte rows for
-    float32), plus 16 so power-of-two n does not map every row to the same cache sets."""
-    return -(-n // 16) * 16 + 16
 
 
 def _restore_unreachable(distances: np.ndarray, lightest_edge: float) -> np.ndarray:

@@ -230,7 +230,7 @@ def test_a_long_batch_shows_progress(capsys, monkeypatch):
     graphs, sizes = molecule_like(100, sizes=(2, 6), mean=4, seed=8)
     assert np.array_equal(polyfw.solve_batch(graphs, sizes, progress=True), polyfw.solve_batch(graphs, sizes))
     shown = capsys.readouterr().err
-    assert "32/100 graphs" in shown and "100/100 graphs" in shown
+    assert "solve_batch" in shown and "100/100" in shown and "graph/s" in shown
 
 
 def test_graph_per_thread_block_under_concurrent_block_semantics():

@@ -16,7 +16,7 @@ from polyfw.explore import Space, Store, explore
 from polyfw.explore.strategies import STRATEGIES, Search, Strategy
 from polyfw.explore.strategies import register as register_strategy
 from polyfw.graphs import random_graph
-from polyfw.registry_tables import render
+from polyfw.cli.registry_tables import render
 from tiling.semirings import MAX, MUL, SEMIRINGS, Semiring
 from tiling.semirings import register as register_semiring
 

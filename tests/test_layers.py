@@ -33,3 +33,49 @@ def test_the_walk_sees_function_local_imports(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def late():\n    from polyfw import solve\n")
     assert imported_packages(module, "schedules") == [(2, "polyfw")]
+
+
+#: polyfw's rooms, lowest first ('' is the application's own modules at polyfw/'s top: solve, its plan,
+#: the configuration, batches, comparisons, ...): a module imports from its own room and those below
+ROOMS = ["errors", "progress", "graphs", "sparse", "machine", "", "explore", "networkx_backend", "cli"]
+
+
+def _room(module: str) -> str:
+    """The room of a module named under polyfw ('solver', 'graphs.inputs', ...)."""
+    head = module.split(".")[0]
+    return head if head in ROOMS else ""
+
+
+def _polyfw_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module under polyfw) of every import of a polyfw module that names another one."""
+    package = list(path.relative_to(ROOT / "polyfw").with_suffix("").parts)
+    package = package[:-1]  # the package a relative import starts from (a package's __init__ included)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - node.level + 1]
+            found += ([(node.lineno, ".".join(base + [node.module]))] if node.module else
+                      [(node.lineno, ".".join(base + [alias.name])) for alias in node.names])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("polyfw."):
+            found.append((node.lineno, node.module.removeprefix("polyfw.")))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name.removeprefix("polyfw.")) for alias in node.names
+                      if alias.name.startswith("polyfw.")]
+    return found
+
+
+def test_no_import_runs_back_up_between_the_rooms_of_polyfw():
+    modules = sorted((ROOT / "polyfw").rglob("*.py"))
+    upward = []
+    for path in modules:
+        parts = path.relative_to(ROOT / "polyfw").with_suffix("").parts
+        own = _room(".".join(parts))
+        upward += [f"{path.relative_to(ROOT)}:{line} ({own or 'polyfw'}) imports {name} ({_room(name) or 'polyfw'})"
+                   for line, name in _polyfw_imports(path) if ROOMS.index(_room(name)) > ROOMS.index(own)]
+    assert upward == []
+
+
+def test_the_rooms_walk_reads_relative_imports():
+    assert ROOMS.index(_room("cli.solving")) > ROOMS.index(_room("solver")) > ROOMS.index(_room("graphs.inputs"))
+    names = {name for _, name in _polyfw_imports(ROOT / "polyfw" / "sparse" / "paths.py")}
+    assert {"errors", "graphs"} <= names  # `from .. import errors`, `from ..graphs import ...`

@@ -36,11 +36,13 @@ from ..explore.mutants import explore_mutants, measure_novel, summary
 from ..explore.plots import plot_exploration
 from ..explore.runners import Problem
 from ..graphs import as_dense, minnesota_road_graph, random_graph, read_graph
-from ..machine.calibrate import calibrate, ensure_calibrated, memory_bandwidth
+from ..machine.calibrate import calibrate, calibration_parts, ensure_calibrated, memory_bandwidth
 from ..machine.calibrations import calibration_store, save
 from ..machine.ceiling import measure as measure_ceiling
 from ..machine.info import machine_report
-from ..registry_tables import render
+from ..progress import bar as progress_bar
+from ..progress import say_above
+from .registry_tables import registered, render
 from .usage import UsageError
 
 
@@ -51,6 +53,7 @@ def cmd_deps(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     print(machine_report(measure=args.measure))
+    print(registered())
     return 0
 
 
@@ -153,7 +156,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"memory bandwidth (a 256 MB copy, read and written): {bandwidth / 1e9:.1f} GB/s", flush=True)
     path = args.store or calibration_store()
     for dtype in args.dtype:
-        save(calibrate(dtype, args.repeats, bandwidth, say=lambda line: print(line, flush=True)), path)
+        parts = progress_bar(calibration_parts(dtype), f"calibrate {dtype}", unit="part")
+        save(calibrate(dtype, args.repeats, bandwidth, say=say_above(parts, lambda line: print(line, flush=True))),
+             path)
+        parts.close()
     print(f"calibrated {', '.join(args.dtype)} on {numba.get_num_threads()} threads in "
           f"{time.perf_counter() - started:.0f} s; stored in {path} for machine {cpu_key()}")
     return 0
@@ -444,7 +450,7 @@ def _explore_mutants(args: argparse.Namespace, found, runner) -> bool:
     best = found.best
     candidate = found.candidates[best.key] if best else None
     options = candidate.options if candidate else ()
-    verdicts = explore_mutants(progress=True, runner=runner, options=options)
+    verdicts = explore_mutants(progress=None, runner=runner, options=options)
     print(summary(verdicts))
     tile = min(candidate.size if candidate else find_target(args.target).default_tile, args.n)
     with Store(args.store) as store:

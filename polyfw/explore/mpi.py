@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 
 from codegen import generate
+from codegen.kernels import padded_stride
 from codegen.mpi import threads_per_rank, world
 from codegen.targets import find_target
 from schedules.families import build
 from schedules.schedule import Schedule
 
-from ..solver import padded_stride
 from .runners import Outcome, Problem, Recipe, first_difference
 from .space import Candidate
 

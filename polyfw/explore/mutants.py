@@ -31,6 +31,7 @@ from schedules.proofs import unsafe_run_unproved
 from schedules.schedule import Schedule
 
 from ..graphs import as_dense, random_graph
+from ..progress import bar as progress_bar
 from .runners import Problem, Recipe, Runner, RunHere, first_difference, machine
 from .search import measure, model_for, refusal_of
 from .space import Candidate, Space, build_candidate, default_families
@@ -196,18 +197,17 @@ def measure_novel(verdicts: Sequence[MutantVerdict], problem: Problem, tile: int
 
 
 def explore_mutants(bases: Sequence[Candidate] = BASES, n: int = PROBE_N, tile: int = PROBE_TILE,
-                    progress: bool = False, runner: Runner | None = None,
+                    progress: bool | None = False, runner: Runner | None = None,
                     options: tuple[tuple[str, Any], ...] = ()) -> list[MutantVerdict]:
     """Every single mutation of each base family's tree, judged (see `judge`) on `runner`'s target
-    with the run `options` (e.g. the best candidate's runtime)."""
+    with the run `options` (e.g. the best candidate's runtime); progress: a bar (polyfw.progress's `show`)."""
     verdicts = []
+    judged = progress_bar(None, "mutants", unit="mutant", show=progress)
     for base in bases:
         for mutant in base_mutants(base, n, tile):
             verdicts.append(judge(base, mutant, n, tile, runner, options))
-            if progress:
-                print(f"\r{len(verdicts)} mutants judged", end="", flush=True)
-    if progress:
-        print()
+            judged.update(1)
+    judged.close()
     return verdicts
 
 

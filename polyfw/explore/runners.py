@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from codegen import floyd_warshall_naive, floyd_warshall_nest, generate
+from codegen.kernels import padded_stride
 from codegen.register_blocks import cpu_description, cpu_key
 from codegen.targets import find_target
 from schedules import Schedule
@@ -19,7 +20,6 @@ from tiling.semirings import semiring as find_semiring
 
 from ..comparison import run_times
 from ..graphs import Edges, as_dense, as_semiring_matrix, random_graph
-from ..solver import padded_stride
 from .space import Candidate
 
 #: how every rank of a run obtains the schedule: a picklable call with no arguments (a collective

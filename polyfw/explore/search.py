@@ -30,6 +30,7 @@ from tiling.semirings import MIN_PLUS
 
 from ..configuration import is_schedule_setting, parse_schedule, write_winner
 from ..machine.tuning import read_table, target_rows
+from ..progress import bar as progress_bar
 from .axes import check_axes
 from .budget import Budget
 from .model import Model, calibration_for
@@ -146,32 +147,28 @@ class Exploration(Measured):
 
 
 class Progress:
-    """A one-line progress bar on stderr with the best time so far."""
+    """explore's bar (polyfw.progress): candidates visited, the rate, the time left, and the best time so far."""
 
-    def __init__(self, total: int, enabled: bool = True):
-        self.total, self.enabled, self.done, self.best = total, enabled, 0, None
+    def __init__(self, total: int, show: bool | None = None):
+        self.done, self.best = 0, None
+        self.bar = progress_bar(total, "explore", unit="candidate", show=show)
 
     def update(self, record: Record) -> None:
         self.done += 1
         if record.status == "measured" and (self.best is None or record.seconds < self.best.seconds):
             self.best = record
-        if not self.enabled:
-            return
-        width = 24
-        filled = width * min(self.done, self.total) // max(self.total, 1)
         best = "" if self.best is None else \
-            f" best {self.best.seconds:.4f} s {label(self.best.key, self.best.target)[:48]}"
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {record.status:<8}{best}",
-              end="", file=sys.stderr, flush=True)
+            f"best {self.best.seconds:.4f} s {label(self.best.key, self.best.target)[:48]}"
+        self.bar.set_postfix_str(f"{record.status}; {best}" if best else record.status, refresh=False)
+        self.bar.update(1)
 
     def close(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr)
+        self.bar.close()
 
     def say(self, line: str) -> None:
-        """A line of news about the run, where the bar goes."""
-        if self.enabled:
-            print(line, file=sys.stderr, flush=True)
+        """A line of news about the run, above the bar (none when the bar is not shown)."""
+        if not self.bar.disable:
+            self.bar.write(line, file=sys.stderr)
 
 
 def narrowing(space: Space) -> dict[str, Any]:
@@ -259,7 +256,7 @@ def _search_to_continue(store: Store, wanted: StoredSearch, resume: bool | int) 
 
 def explore(space: Space, strategy: str = "model", budget_seconds: float | None = None,
             max_candidates: int | None = None, store: Store | None = None, repeats: int = 3,
-            rerun: bool = False, seed: int = 0, ceiling: float | None = None, progress: bool = True,
+            rerun: bool = False, seed: int = 0, ceiling: float | None = None, progress: bool | None = None,
             problem: Problem | None = None, runner: Runner | None = None, resume: bool | int = False,
             started: float | None = None, **settings: Any) -> Exploration:
     """Search `space` with a registered strategy (polyfw.explore.strategies; `settings` are its
@@ -270,7 +267,8 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
     polyfw.explore.mpi.Team). resume: True continues the latest search in `store` of the same
     problem, space, strategy, settings and seed (a new one where there is none), an int the
     search of that id; the budgets count this run's visits only. started: the perf_counter time
-    the time budget counts from (default: now; the CLI's start, so that its ceiling counts)."""
+    the time budget counts from (default: now; the CLI's start, so that its ceiling counts).
+    progress: the bar (polyfw.progress's `show`: None in a terminal or a notebook only)."""
     budget = Budget(budget_seconds, max_candidates, time.perf_counter() if started is None else started)
     began = time.perf_counter()
     check_axes(space)

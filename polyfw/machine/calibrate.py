@@ -25,6 +25,7 @@ import numpy as np
 
 from codegen import generate
 from codegen.cpu import driver_form
+from codegen.kernels import padded_stride
 from codegen.profile import RunProfile, relaxations_by_role, run_profile
 from codegen.register_blocks import cached_choice
 from codegen.targets import find_target
@@ -35,7 +36,6 @@ from schedules.stages import ROLES
 
 from ..graphs import as_dense, random_graph
 from . import calibrations
-from ..solver import padded_stride
 
 #: the tiles calibrated (the cpu target's searched ones and one above)
 TILES = (32, 64, 128, 256)
@@ -46,6 +46,11 @@ PROBE = (512, 128)
 DEFAULT_DTYPES = ("float32", "int32")
 #: the cpu target's runtimes besides the barrier one (the model simulates them as dataflow)
 DATAFLOW_RUNTIMES = tuple(r for r in find_target("cpu").option("runtime").choices if r != "barrier")
+
+
+def calibration_parts(dtype: str, in_cache_n: int = IN_CACHE_N, out_of_cache_n: int = OUT_OF_CACHE_N) -> int:
+    """How many lines calibrate says: one a part measured (a progress bar's length)."""
+    return len(spilling_sizes(in_cache_n, out_of_cache_n, np.dtype(dtype).itemsize)) + 2
 
 
 def spilling_sizes(in_cache_n: int, largest: int, itemsize: int) -> list[int]:
@@ -225,7 +230,7 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
               tiles: Sequence[int] = TILES, in_cache_n: int = IN_CACHE_N,
               out_of_cache_n: int = OUT_OF_CACHE_N) -> Calibration:
     """Measure this machine's Calibration for `dtype` on numba's threads (about 20 s; smaller `tiles`
-    and sizes for a quick look)."""
+    and sizes for a quick look); `say` is given each part's figures as a line (calibration_parts of them)."""
     threads = numba.get_num_threads()
     host = _Host(dtype, speed_probe(dtype, 5))
     in_cache = host.profiled(in_cache_n, tiles, repeats)

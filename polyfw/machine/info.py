@@ -10,7 +10,6 @@ from codegen.register_blocks import (BlockChoice, cached_choice, choose_register
 from tiling.code_cache import cache_dir
 
 from ..graphs import SHORTEST_PATH_DTYPES
-from ..registry_tables import registered
 
 
 def _choice(dtype: str, measure: bool) -> BlockChoice | None:
@@ -25,8 +24,8 @@ def _choice(dtype: str, measure: bool) -> BlockChoice | None:
 def machine_report(measure: bool = False,
                    dtypes: tuple[str, ...] = tuple(d.name for d in SHORTEST_PATH_DTYPES)) -> str:
     """CPU, ISA, vector width and registers; per dtype the min-plus register block and its measured
-    rate (one thread, and times the threads: the kernels' own ceiling on this machine); then what is
-    registered (targets, families, semirings, strategies)."""
+    rate (one thread, and times the threads: the kernels' own ceiling on this machine). `polyfw info`
+    prints what is registered below it (polyfw.cli.registry_tables)."""
     cpu = cpu_description()
     threads = numba.get_num_threads()
     lines = [f"CPU: {cpu['model']} (LLVM: {cpu['llvm_cpu']}), {cpu['cores']} cores, {threads} Numba threads",
@@ -48,4 +47,4 @@ def machine_report(measure: bool = False,
             line += (f"; {best / 1e9:.1f} G relaxations/s on one thread ({best * threads / 1e9:.1f} G on "
                      f"{threads}), best of {len(choice.rates)} candidates")
         lines.append(line)
-    return "\n".join([*lines, registered()])
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ from codegen.targets import TARGETS
 from schedules.families import FAMILIES
 from tiling.semirings import SEMIRINGS
 
-from .explore.strategies import STRATEGIES
+from ..explore.strategies import STRATEGIES
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -77,5 +77,37 @@ def test_no_import_runs_back_up_between_the_rooms_of_polyfw():
 
 def test_the_rooms_walk_reads_relative_imports():
     assert ROOMS.index(_room("cli.solving")) > ROOMS.index(_room("solver")) > ROOMS.index(_room("graphs.inputs"))
-    names = {name for _, name in _polyfw_imports(ROOT / "polyfw" / "sparse" / "paths.py")}
-    assert {"errors", "graphs"} <= names  # `from .. import errors`, `from ..graphs import ...`
+    names = {name for _, name in _polyfw_imports(ROOT / "polyfw" / "sparse" / "searches.py")}
+    assert {"errors", "graphs", "sparse.csr"} <= names  # `from .. import errors`, `from ..graphs import`, `from .csr`
+    # the circle check sees what a function imports: sparse.paths sends a GPU search to sparse.cuda
+    assert "sparse.cuda" in _module_imports()["sparse.paths"]
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """polyfw's modules ('' the package itself) and the polyfw modules each imports, function-local
+    imports included (a name imported from a module counts as that module)."""
+    paths = {".".join(p.relative_to(ROOT / "polyfw").with_suffix("").parts).removesuffix("__init__").rstrip("."): p
+             for p in (ROOT / "polyfw").rglob("*.py")}
+
+    def module(name: str) -> str:
+        while name not in paths:
+            name = name.rpartition(".")[0]
+        return name
+
+    return {name: {module(imported) for _, imported in _polyfw_imports(path)} - {name, ""}
+            for name, path in paths.items()}
+
+
+def test_no_circle_of_imports_in_polyfw():
+    imports = _module_imports()
+    circles = []
+    for start in imports:  # a module is on a circle when it can reach itself
+        seen, frontier = set(), list(imports[start])
+        while frontier:
+            name = frontier.pop()
+            if name not in seen:
+                seen.add(name)
+                frontier += imports[name]
+        if start in seen:
+            circles.append(start)
+    assert circles == []

@@ -40,7 +40,7 @@ from codegen.machine_code import KernelReport, kernel_report, outermost_loop
 from .csr import CSRGraph
 from .device_graph import DeviceGraph, to_device
 from ..graphs import NO_PREDECESSOR
-from .paths import ALPHA, BETA, _check_source, _smallest_levels, potentials, sssp
+from .searches import ALPHA, BETA, bellman_ford_from, check_source, potentials, smallest_levels
 
 THREADS = 256
 #: blocks of THREADS a kernel's registers leave room for on an SM (launch bounds)
@@ -416,7 +416,7 @@ def bfs_cuda(graph, source: int, direction: str = "optimizing", device_result: b
     if direction not in ("top-down", "optimizing"):
         raise ValueError(f"direction must be 'top-down' or 'optimizing', got {direction!r}")
     graph = to_device(graph)
-    source = _check_source(source, graph.n)
+    source = check_source(source, graph.n)
     level, parent, counters = _trees(graph, _Searches(graph, np.array([source])),
                                      ALPHA if direction == "optimizing" else 0)
     if device_result:
@@ -424,7 +424,7 @@ def bfs_cuda(graph, source: int, direction: str = "optimizing", device_result: b
     counted = graph.download(counters)[0]
     if steps is not None:
         steps.update(levels=int(counted[DEPTH]), bottom_up=int(counted[BOTTOM_UP_STEPS]))
-    return _smallest_levels(graph.download(level)[0], int(counted[DEPTH])), graph.download(parent)[0]
+    return smallest_levels(graph.download(level)[0], int(counted[DEPTH])), graph.download(parent)[0]
 
 
 def _only_row(rows):
@@ -472,7 +472,7 @@ def sssp_cuda(graph, source: int, delta: float | None = None, device_result: boo
     NegativeCycleError for a negative cycle reachable from the source. graph, device_result: as
     bfs_cuda's (distances float64)."""
     graph = to_device(graph)
-    source = _check_source(source, graph.n)
+    source = check_source(source, graph.n)
     csr = graph.csr
     negative = csr.lightest < 0
     if delta is not None and not delta > 0:
@@ -482,7 +482,9 @@ def sssp_cuda(graph, source: int, delta: float | None = None, device_result: boo
     step = math.inf if negative else (near_far_delta(csr) if delta is None else float(delta))
     counters = _distances(graph, searches, dist, step, graph.n + 1 if negative else 0)
     if negative and graph.download(counters)[0, STUCK]:
-        sssp(csr, source, method="bellman-ford")  # raises NegativeCycleError naming a vertex on the cycle
+        on_cpu, active = np.full(csr.n, np.inf), np.zeros(csr.n, dtype=np.bool_)
+        on_cpu[source], active[source] = 0.0, True
+        bellman_ford_from(csr, on_cpu, active)  # raises NegativeCycleError naming a vertex on the cycle
         raise RuntimeError(f"Bellman-Ford on the GPU was still improving after {graph.n + 1} rounds, on the CPU "
                            "it settled: please report this graph")
     _, parent, _ = _trees(graph, searches, 0, dist)

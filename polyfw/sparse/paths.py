@@ -9,16 +9,12 @@ import numpy as np
 from codegen.profile import cycles_per_second
 
 from ..graphs import NO_PREDECESSOR, GraphInputError
-
-from .. import errors
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph
-from .kernels import (NO_PARENT, bellman_ford, breadth_first, breadth_first_from_sources, dijkstra,
+from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra,
                       dijkstra_from_sources, stepping, tight_parents)
+from .searches import ALPHA, BETA, bellman_ford_from, check_source, potentials, smallest_levels
 
-#: Beamer's switches: bottom-up once the frontier's out-edges exceed the unvisited vertices' edges / ALPHA,
-#: top-down again once the frontier is below n / BETA vertices
-ALPHA, BETA = 14, 24
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
 SEARCH_TARGETS = ("cpu", "cuda", "cudasim")
@@ -26,19 +22,6 @@ SEARCH_TARGETS = ("cpu", "cuda", "cudasim")
 #: weights 1-255: an eighth, 16, was the best or level with 8 and 32 once no pass over all vertices
 #: found each bucket), and its bounds on bucket slots (see bucket_slots; BUCKET_SLOTS <= kernels.SLOT_MARKS)
 DELTA_OF_MEAN, BUCKET_SLOTS, SLOT_ENTRIES = 1 / 8, 64, 2**26
-
-
-def _check_source(source, n: int) -> int:
-    if not isinstance(source, (int, np.integer)) or isinstance(source, bool) or not 0 <= source < n:
-        raise GraphInputError(f"source must be a vertex 0..{n - 1}, got {source!r}")
-    return int(source)
-
-
-def _smallest_levels(level: np.ndarray, deepest: int) -> np.ndarray:
-    """Levels (int32, -1 unreached) in the smallest unsigned dtype above `deepest`, unreached as its
-    largest value (seed 002 keeps levels in one byte): one cast, since -1 wraps to that value."""
-    dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if deepest < np.iinfo(t).max)
-    return level.astype(dtype)
 
 
 def _on_gpu(graph, target: str | None) -> bool:
@@ -85,7 +68,7 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
             steps.append(found)
         return result
     csr = as_csr(graph, directed=directed)
-    source = _check_source(source, csr.n)
+    source = check_source(source, csr.n)
     parent = np.full(csr.n, NO_PARENT, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
     level = np.full(csr.n, -1, dtype=np.int32)
     parent[source], level[source] = source, 0
@@ -97,15 +80,7 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
         rate = cycles_per_second()
         steps += [("bu" if kind else "td", step / rate, total / rate, int(frontier))
                   for kind, step, total, frontier in log]
-    return _smallest_levels(level, len(log)), parent
-
-
-def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:
-    """A vertex on the cycle: n steps back along the parents from one still improving."""
-    v = still_improving
-    for _ in range(parent.shape[0]):
-        v = int(parent[v])
-    return v
+    return smallest_levels(level, len(log)), parent
 
 
 def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps: list | None = None,
@@ -135,7 +110,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
             raise GraphInputError("delta-stepping needs non-negative weights; use method='bellman-ford'")
         return sssp_cuda(graph, source, math.inf if method == "bellman-ford" else None, device_result)
     csr = as_csr(graph, directed=directed)
-    source = _check_source(source, csr.n)
+    source = check_source(source, csr.n)
     negative = csr.lightest < 0
     if method in ("dijkstra", "delta-stepping") and negative:
         raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
@@ -147,9 +122,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
         dist[source] = 0.0
         active = np.zeros(csr.n, dtype=np.bool_)
         active[source] = True
-        stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, dist, parent, active)
-        if stuck >= 0:
-            raise errors.NegativeCycleError(_negative_cycle_vertex(parent, stuck))
+        parent = bellman_ford_from(csr, dist, active)
     elif method in ("delta-stepping", "auto"):
         dist = delta_stepping(csr, source, steps=steps)
         parent = _tight_tree(csr, source, dist)
@@ -233,17 +206,6 @@ def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | No
         np.maximum(csr.weights + h[csr.sources] - h[csr.indices], 0.0)  # >= 0 but for rounding
     dijkstra_from_sources(csr.indptr, csr.indices, weights, h, sources, dist, parent, worker_count(len(sources)))
     return dist, parent
-
-
-def potentials(csr: CSRGraph) -> np.ndarray:
-    """Johnson's vertex potentials: distances from a virtual source joined to every vertex by a
-    zero edge (Bellman–Ford); w + h[u] - h[v] is then non-negative on every edge."""
-    h = np.zeros(csr.n)
-    parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
-    stuck = bellman_ford(csr.indptr, csr.indices, csr.weights, h, parent, np.ones(csr.n, dtype=np.bool_))
-    if stuck >= 0:
-        raise errors.NegativeCycleError(_negative_cycle_vertex(parent, stuck))
-    return h
 
 
 def johnson(graph, directed: bool = True, predecessors: bool = False, target: str | None = None,

@@ -4,7 +4,7 @@
         solve(graph, dtype="int32")
     print(profile.table())
 
-solve marks its phases (reading the input, choosing and compiling the schedule,
+solve marks its phases (reading the input, its plan: choosing and compiling the schedule,
 the run, the result's conversion); the run is split further by
 codegen.profile (pivot, panels, DD, waiting in stages, between stages). The
 parts add up to the call's wall time: the rest of the call, if any, is shown

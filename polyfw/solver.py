@@ -215,7 +215,8 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
         arcs = _arc_count(graph, n, directed, weight)
     elif ring is MIN_PLUS and summary is None and method == "sparse":
         arcs = as_csr(graph, directed=directed, weight=weight).m
-    plan = plan_for(asked, n, summary, arcs, sparse_input)
+    with phase("plan"):
+        plan = plan_for(asked, n, summary, arcs, sparse_input)
     check_memory(n, "float64" if plan.as_scipy else plan.dtype, predecessors)  # what is returned, at least
     if plan.method == "packed":
         return _solve_packed(graph, n, plan, directed, weight)

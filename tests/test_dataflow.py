@@ -236,16 +236,17 @@ def test_solve_takes_the_runtime_from_the_schedule_text_or_the_tuning_table(monk
 
     from polyfw import solve
 
-    solve_module = importlib.import_module("polyfw.solver")
+    plan_module = importlib.import_module("polyfw.plan")
 
     seen = []
-    real_generate = solve_module.generate
+    real_generate = plan_module.generate
 
     def spy(*args, **kwargs):
         seen.append(kwargs.get("runtime", "barrier"))
         return real_generate(*args, **kwargs)
 
-    monkeypatch.setattr(solve_module, "generate", spy)
+    monkeypatch.setattr(plan_module, "generate", spy)
+    monkeypatch.setattr(plan_module, "_PLANS", {})  # (plans made earlier would not generate again)
     matrix = polybench_matrix(40).astype(np.float64)
     expected = scipy_floyd_warshall(matrix)
     assert np.array_equal(solve(matrix, schedule="classic:tile=8,runtime=dataflow"), expected)

@@ -96,7 +96,7 @@ def test_a_solve_profile_adds_up_to_the_call():
         distances = solve(graph, schedule="classic", tile=64, dtype="int32")
     assert distances.dtype == np.int32
     parts = profile.parts()
-    assert {"input", "schedule", "run: DD", "run: I", "output"} <= set(parts)
+    assert {"input", "plan", "run: DD", "run: I", "output"} <= set(parts)
     assert sum(parts.values()) == pytest.approx(profile.seconds, rel=1e-9)
     assert all(seconds >= 0 for name, seconds in parts.items() if name not in ("run: waiting in stages", "other"))
     assert "solve" in profile.table(150**3)

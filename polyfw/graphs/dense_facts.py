@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import prange
+from numba import njit, prange
 
 from tiling.code_cache import PARALLEL_FROM_ENTRIES, parallel_above
 
@@ -70,9 +70,30 @@ def _gather(matrix: np.ndarray) -> DenseFacts:
 
 
 def dense_facts(matrix: np.ndarray) -> DenseFacts:
-    """The facts of a 2-D integer or float matrix: one parallel pass, or none when this call read it
+    """The facts of a 2-D integer or float matrix (one parallel pass), or of a 1-D list of arc weights
+    (one pass; no diagonal, so no zeros off it are counted); no pass when this call read it
     (polyfw.graphs.reading)."""
+    if matrix.ndim == 1:
+        return once(matrix, ("dense facts",), lambda: DenseFacts(*_gather_list(matrix)))
     return once(matrix, ("dense facts",), lambda: _gather(matrix))
+
+
+@njit(cache=True)
+def _gather_list(values):
+    """A weight list's DenseFacts fields in one serial pass (a small call's arcs: numpy's sums over
+    _gather_rows' per-row counts cost more than the pass)."""
+    finite = fractional = not_allowed = rounds = 0
+    lightest, heaviest = np.inf, -np.inf
+    for value in values:
+        x = np.float64(value)
+        ok = np.abs(x) < np.inf
+        finite += ok
+        fractional += ok & (x != np.floor(x))
+        lightest = min(lightest, x if ok else np.inf)
+        heaviest = max(heaviest, x if ok else -np.inf)
+        rounds += ok & (np.float64(np.float32(x)) != x)
+        not_allowed += (x != x) | (x == -np.inf)
+    return finite, fractional, lightest, heaviest, 0, not_allowed, rounds
 
 
 @parallel_above()

@@ -87,10 +87,22 @@ def _sparse_edges(graph) -> Edges:
         return Edges(n, graph.row.astype(np.int64), graph.col.astype(np.int64), np.asarray(graph.data))
     if graph.format not in ("csr", "csc"):
         graph = graph.tocsr()
-    lines = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
-    minor = graph.indices.astype(np.int64)
+    lines, minor = _compressed_arcs(graph.indptr, graph.indices)
     source, target = (lines, minor) if graph.format == "csr" else (minor, lines)
     return Edges(n, source, target, np.asarray(graph.data))
+
+
+@njit(cache=True)
+def _compressed_arcs(indptr, indices):
+    """(line, minor index) of each entry of a CSR or CSC matrix, as int64: one pass where numpy's
+    repeat, diff and cast took three."""
+    lines = np.empty(len(indices), dtype=np.int64)
+    minor = np.empty(len(indices), dtype=np.int64)
+    for line in range(len(indptr) - 1):
+        for entry in range(indptr[line], indptr[line + 1]):
+            lines[entry] = line
+            minor[entry] = indices[entry]
+    return lines, minor
 
 
 def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
@@ -210,6 +222,11 @@ def summarize_weights(graph, weight: str = "weight", null_value: float | None = 
         if not facts.finite:
             return WeightSummary(edges.shape[0], 0, True, 0.0, 0.0)
         return WeightSummary(edges.shape[0], facts.finite, facts.fractional == 0, facts.lightest, facts.heaviest)
+    if isinstance(edges, Edges) and np.asarray(edges.weight).dtype.kind in "iuf":
+        facts = dense_facts(np.asarray(edges.weight))  # (one compiled pass; an arc of weight inf is none)
+        if not facts.finite:
+            return WeightSummary(edges.n, 0, True, 0.0, 0.0)
+        return WeightSummary(edges.n, facts.finite, facts.fractional == 0, facts.lightest, facts.heaviest)
     if isinstance(edges, Edges):
         n, values = edges.n, np.asarray(edges.weight)
     else:
@@ -243,12 +260,9 @@ def check_integer_weights(weights: np.ndarray, n: int, dtype) -> None:
     dtype = np.dtype(dtype)
     if not weights.size:
         return
-    if weights.ndim == 2:
-        facts = dense_facts(weights)
+    facts = dense_facts(weights)  # (of its finite weights: an arc of weight inf is none)
+    if facts.finite:
         _check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, n, dtype)
-        return
-    integer = weights.dtype.kind != "f" or not (weights.astype(np.int64) != weights).any()
-    _check_integer_range(integer, float(weights.min()), float(weights.max()), n, dtype)
 
 
 def _check_integer_range(integer: bool, lightest: float, heaviest: float, n: int, dtype: np.dtype) -> None:
@@ -282,9 +296,8 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
     dtype = resolve_dtype(dtype)
     edges, input_directed = edges_or_dense(graph, weight)
     if isinstance(edges, Edges):
-        check_weights(edges.weight, "edge list")
-        arc = np.isfinite(edges.weight)  # an arc of weight inf is none
-        weights = edges.weight[arc]
+        weights = np.asarray(edges.weight)  # (an arc of weight inf is none: the checks read finite weights)
+        check_weights(weights, "edge list")
         _check_exact_sums(weights, edges.n, dtype)
         if dtype.kind == "i":
             check_integer_weights(weights, edges.n, dtype)
@@ -342,18 +355,12 @@ def _check_exact_sums(weights: np.ndarray, n: int, dtype: np.dtype) -> None:
     unreachable), and warn once when `dtype` rounds a weight."""
     if dtype.kind != "f" or not weights.size:
         return
-    if weights.ndim == 2:  # a dense matrix: its facts (read once a call), and the rounded weights only if any
-        facts = dense_facts(weights)
-        if not facts.finite:
-            return
-        largest = max(abs(facts.lightest), abs(facts.heaviest))
-        rounds = dtype == np.float32 and weights.dtype != np.float32 and facts.float32_rounds
-        finite = weights[np.isfinite(weights)] if rounds else weights[:0, 0]
-    else:
-        finite = weights[np.isfinite(weights)] if weights.dtype.kind == "f" else weights
-        if not finite.size:
-            return
-        largest = float(np.abs(finite).max())
+    facts = dense_facts(weights)  # (read once a call), and the rounded weights gathered only if any
+    if not facts.finite:
+        return
+    largest = max(abs(facts.lightest), abs(facts.heaviest))
+    rounds = dtype == np.float32 and weights.dtype != np.float32 and facts.float32_rounds
+    finite = weights[np.isfinite(weights)] if rounds else weights.ravel()[:0]
     if largest * max(n - 1, 1) > float(np.finfo(dtype).max):
         raise GraphInputError(f"weights up to {largest:g} over {n} vertices: a path sum can overflow {dtype.name} "
                               f"(largest {float(np.finfo(dtype).max):g}) and would read as unreachable; scale the "

@@ -48,6 +48,7 @@ def test_names_made_on_first_use_are_the_modules_own(name):
     import scipy.sparse.csgraph
 
     import polyfw
+    import polyfw.graphs
     import tiling
     from polyfw import errors
     from tiling import distances
@@ -58,5 +59,6 @@ def test_names_made_on_first_use_are_the_modules_own(name):
         assert errors.NegativeCycleError.__qualname__ == "NegativeCycleError"
     else:
         assert getattr(tiling, name) is getattr(distances, name)
-    with pytest.raises(AttributeError, match="no attribute 'missing'"):
-        errors.missing  # noqa: B018
+    for package in (errors, tiling, polyfw.graphs):
+        with pytest.raises(AttributeError, match=f"module '{package.__name__}' has no attribute 'missing'"):
+            package.missing  # noqa: B018

@@ -1,8 +1,7 @@
 """The isl model of the Floyd–Warshall nest: domain, accesses, dependences, semirings;
 and what every layer above shares: isl helpers, the isl-AST-to-Python front end, the code cache."""
-from importlib import import_module
-
 from .code_cache import heal_numba_caches, prefer_wide_vectors
+from .exports import names_on_first_use
 
 prefer_wide_vectors()  # before Numba compiles anything, in any layer
 heal_numba_caches()  # before any cache=True function loads, in any layer: a damaged cache file compiles again
@@ -22,9 +21,4 @@ _EXPORTS = {
     "write_access": "model",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'tiling' has no attribute {name!r}")
-    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+__getattr__ = names_on_first_use(__name__, _EXPORTS)

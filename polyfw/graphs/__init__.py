@@ -9,7 +9,7 @@ input, the Minnesota road network.
 Names are imported from their module on first use: the datasets need scipy.sparse, which a call
 on a dense array never does.
 """
-from importlib import import_module
+from tiling.exports import names_on_first_use
 
 #: each public name's module
 _EXPORTS = {
@@ -43,9 +43,4 @@ _EXPORTS = {
     "vertex_count": "inputs",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+__getattr__ = names_on_first_use(__name__, _EXPORTS)

@@ -37,6 +37,17 @@ class DenseFacts:
     float32_rounds: int
 
 
+@njit(inline="always")
+def _tally(value, finite, fractional, not_allowed, rounds, lightest, heaviest):
+    """One weight added to the running facts (finite, fractional, NaN or -inf, float32 rounds, lightest,
+    heaviest finite); inlined into each pass."""
+    x = np.float64(value)
+    ok = np.abs(x) < np.inf
+    return (finite + ok, fractional + (ok & (x != np.floor(x))), not_allowed + ((x != x) | (x == -np.inf)),
+            rounds + (ok & (np.float64(np.float32(x)) != x)), min(lightest, x if ok else np.inf),
+            max(heaviest, x if ok else -np.inf))
+
+
 @parallel_above()
 def _gather_rows(matrix, counts, bounds):
     """Per row i: counts[i] = (finite, fractional, zeros off the diagonal, NaN or -inf, float32 rounds),
@@ -46,15 +57,9 @@ def _gather_rows(matrix, counts, bounds):
         finite = fractional = zeros = not_allowed = rounds = 0
         lightest, heaviest = np.inf, -np.inf
         for j in range(matrix.shape[1]):
-            x = np.float64(matrix[i, j])
-            ok = np.abs(x) < np.inf
-            finite += ok
-            fractional += ok & (x != np.floor(x))
-            lightest = min(lightest, x if ok else np.inf)
-            heaviest = max(heaviest, x if ok else -np.inf)
-            rounds += ok & (np.float64(np.float32(x)) != x)
-            zeros += x == 0.0
-            not_allowed += (x != x) | (x == -np.inf)  # NaN or -inf (inf means no arc)
+            finite, fractional, not_allowed, rounds, lightest, heaviest = _tally(
+                matrix[i, j], finite, fractional, not_allowed, rounds, lightest, heaviest)
+            zeros += matrix[i, j] == 0
         counts[i, 0], counts[i, 1], counts[i, 3], counts[i, 4] = finite, fractional, not_allowed, rounds
         counts[i, 2] = zeros - (i < matrix.shape[1] and matrix[i, i] == 0)
         bounds[i, 0], bounds[i, 1] = lightest, heaviest
@@ -85,14 +90,8 @@ def _gather_list(values):
     finite = fractional = not_allowed = rounds = 0
     lightest, heaviest = np.inf, -np.inf
     for value in values:
-        x = np.float64(value)
-        ok = np.abs(x) < np.inf
-        finite += ok
-        fractional += ok & (x != np.floor(x))
-        lightest = min(lightest, x if ok else np.inf)
-        heaviest = max(heaviest, x if ok else -np.inf)
-        rounds += ok & (np.float64(np.float32(x)) != x)
-        not_allowed += (x != x) | (x == -np.inf)
+        finite, fractional, not_allowed, rounds, lightest, heaviest = _tally(
+            value, finite, fractional, not_allowed, rounds, lightest, heaviest)
     return finite, fractional, lightest, heaviest, 0, not_allowed, rounds
 
 

@@ -18,9 +18,15 @@ entries past the first unclaimed one, so its cost does not grow with the
 matrix; a worker with nothing ready spins SPINS looks, then yields its core
 between looks, and every SPINS-th look reads the whole list (so no priority
 starves). Every tile-layer takes a start and an end ticket from one atomic
-counter, which is how tests check the order that ran.
+counter, which is how tests check the order that ran, and how a caller that
+sets PROGRESS hears how far a run is (the runtime releases the GIL, so a
+thread reads the counter while it runs).
 """
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextvars import ContextVar
 
 import numba
 import numpy as np
@@ -79,7 +85,7 @@ def first_ready(level, blocks, n, calls, order, first, last, taken, cursor, wind
     return -1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def run_dataflow($matrices, status, calls, order, bounds, level, taken, stamps, clock, delays, tile, n, spins,
                  window):
     """bounds[w] .. bounds[w + 1]: worker w's own calls in order; bounds[-2] .. bounds[-1]: every call."""
@@ -165,10 +171,45 @@ class DataflowRun:
         taken = np.zeros(len(calls), dtype=np.int64)
         clock = np.zeros(1, dtype=np.int64)
         stamps = np.zeros((len(calls), 2), dtype=np.int64)
-        self.runtime(*arguments, calls, order, bounds, level, taken, stamps, clock, self.delays[self.priorities],
-                     self.tile, self.n, SPINS, WINDOW)
+
+        def run() -> None:
+            self.runtime(*arguments, calls, order, bounds, level, taken, stamps, clock,
+                         self.delays[self.priorities], self.tile, self.n, SPINS, WINDOW)
+
+        told = PROGRESS.get()
+        if told is None:
+            run()
+        else:
+            _watched(run, clock, len(calls), told(len(calls)))
         self.stamps = np.empty_like(stamps)
         self.stamps[self.priorities] = stamps
+
+
+#: who hears of a dataflow run's progress: a caller (polyfw's solve) sets it around a run. Called with the
+#: run's tile-layers, it returns what is told, a few times a second, how many have ended
+PROGRESS: ContextVar[Callable[[int], Callable[[int], None]] | None] = ContextVar("polyfw_dataflow_progress",
+                                                                                   default=None)
+#: seconds between two looks at a watched run's clock
+WATCH_EVERY = 0.2
+
+
+def _watched(run: Callable[[], None], clock: np.ndarray, layers: int, tell: Callable[[int], None]) -> None:
+    """run() (which releases the GIL) while a thread reads its ticket clock: each tile-layer takes two
+    tickets, one as it starts and one as it ends, so half the clock is about the layers done."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(WATCH_EVERY):
+            tell(min(int(clock[0]) // 2, layers))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        run()
+    finally:
+        done.set()
+        watcher.join()
+    tell(layers)
 
 
 def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned: bool = True,

@@ -48,6 +48,20 @@ def test_compare_and_solve_batch_draw_their_bars_when_asked(capsys, monkeypatch)
     assert "solve_batch" in drawn and "100/100" in drawn and "graph/s" in drawn
 
 
+def test_a_dataflow_solve_counts_its_tile_layers_when_asked(capsys):
+    from scipy.sparse.csgraph import shortest_path
+
+    rng = np.random.default_rng(5)
+    matrix = np.where(rng.random((64, 64)) < 0.1, rng.integers(1, 9, (64, 64)), np.inf)
+    np.fill_diagonal(matrix, 0.0)
+    found = polyfw.solve(matrix, schedule="classic:tile=16,runtime=dataflow", progress=True)
+    assert np.array_equal(found, shortest_path(np.where(np.isinf(matrix), 0, matrix)))
+    drawn = capsys.readouterr().err
+    assert "solve" in drawn and "64/64" in drawn and "tile-layer" in drawn  # 4 x 4 x 4 tile-layers
+    polyfw.solve(matrix, schedule="classic:tile=16,runtime=dataflow")  # small: no bar unless asked
+    assert capsys.readouterr().err == ""
+
+
 def test_in_a_notebook_a_bar_is_a_widget():
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(

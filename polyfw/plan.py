@@ -38,8 +38,6 @@ log = logging.getLogger("polyfw")
 #: the tile reachability on packed rows runs in where none is asked for: 8 words a row (of 256, 512 and
 #: 1024, the fastest at n = 4096 and 8192 on a 2-core AVX-512 Xeon: benchmarks/reachability.py)
 PACKED_TILE = 512
-#: the methods a plan runs: Floyd-Warshall by a schedule, Johnson's, reachability on packed rows
-METHODS = ("dense", "sparse", "packed")
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ class Plan:
 
     #: what the kernels compute in
     dtype: str
-    #: one of METHODS
+    #: 'dense' (Floyd-Warshall by the schedule), 'sparse' (Johnson's) or 'packed' (reachability on packed rows)
     method: str
     #: a sparse input is renumbered in nested-dissection order, so that blocked FW skips empty blocks
     reorder: bool

@@ -242,7 +242,7 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
     n = vertex_count(graph)
     if n == 0:
         empty = np.zeros((0, 0), dtype="float64" if asked.as_scipy else "bool" if ring.name == "or-and"
-                         else asked.ring.dtypes[0] if asked.auto_dtype else np.dtype(dtype).name)
+                         else ring.dtypes[0] if asked.auto_dtype else np.dtype(dtype).name)
         return (empty, np.zeros((0, 0), dtype=np.int32)) if predecessors else empty
     summary = summarize_weights(graph, weight) if asked.reads_weights else None
     sparse_input = not isinstance(graph, np.ndarray)

@@ -150,7 +150,7 @@ class Progress:
     """explore's bar (polyfw.progress): candidates visited, the rate, the time left, and the best time so far."""
 
     def __init__(self, total: int, show: bool | None = None):
-        self.done, self.best = 0, None
+        self.done, self.best, self.quiet = 0, None, show is False
         self.bar = progress_bar(total, "explore", unit="candidate", show=show)
 
     def update(self, record: Record) -> None:
@@ -166,8 +166,12 @@ class Progress:
         self.bar.close()
 
     def say(self, line: str) -> None:
-        """A line of news about the run, above the bar (none when the bar is not shown)."""
-        if not self.bar.disable:
+        """A line of news about the run on stderr (above the bar where one is drawn), unless progress=False."""
+        if self.quiet:
+            return
+        if self.bar.disable:
+            print(line, file=sys.stderr, flush=True)
+        else:
             self.bar.write(line, file=sys.stderr)
 
 

@@ -102,11 +102,27 @@ def make_graph(kind: str, scale: int) -> Edges:
     return simple_undirected(found)
 
 
+def write_columns(path: Path, columns: list[np.ndarray], lines_a_chunk: int = 1 << 20) -> None:
+    """Non-negative integer columns as text, one row a line, each column zero-padded to its widest value:
+    GAPBS's reader (`>>` in base 10) skips the zeros, and the digits come from whole-array arithmetic,
+    40x faster than np.savetxt (42 s for a scale-20 edge list)."""
+    widths = [len(str(int(column.max(initial=0)))) for column in columns]
+    powers = [10 ** np.arange(width - 1, -1, -1, dtype=np.int64) for width in widths]
+    with open(path, "wb") as out:
+        for start in range(0, len(columns[0]), lines_a_chunk):
+            parts = []
+            for column, power in zip(columns, powers):
+                chunk = column[start:start + lines_a_chunk].astype(np.int64)
+                parts += [(chunk[:, None] // power % 10 + ord("0")).astype(np.uint8),
+                          np.full((len(chunk), 1), ord(" "), dtype=np.uint8)]
+            parts[-1][:] = ord("\n")
+            out.write(np.hstack(parts).tobytes())
+
+
 def write_gapbs_graphs(edges: Edges, folder: Path, tools: Path) -> tuple[Path, Path]:
     """The edge list as GAPBS's serialized graphs (.sg for BFS, .wsg for SSSP), symmetrized by its builder."""
-    pairs = np.column_stack([edges.source, edges.target]).astype(np.int64)
-    np.savetxt(folder / "g.el", pairs, fmt="%d")
-    np.savetxt(folder / "g.wel", np.column_stack([pairs, edges.weight.astype(np.int64)]), fmt="%d")
+    write_columns(folder / "g.el", [edges.source, edges.target])
+    write_columns(folder / "g.wel", [edges.source, edges.target, edges.weight.astype(np.int64)])
     for source, target, flags in (("g.el", "g.sg", ["-b"]), ("g.wel", "g.wsg", ["-w", "-b"])):
         subprocess.run([str(tools / "converter"), "-s", "-f", str(folder / source), *flags, str(folder / target)],
                        check=True, capture_output=True, text=True)

@@ -515,7 +515,10 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     tasks = f"void({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE})"
     if options.packed_words:
         words = ", ".join(["uint64"] * 5)
-        return {**record, "micro_or_rows": f"void({matrix}, {', '.join(['uint64'] * 6)})",
+        tables = "uint64[:, :, ::1]"
+        return {**record, "micro_or_bits": f"void({matrix}, {', '.join(['uint64'] * 4)})",
+                "micro_tables": f"void({matrix}, {tables}, uint64, uint64, uint64)",
+                "micro_or_lookups": f"void({matrix}, {tables}, uint64, uint64, uint64)",
                 "or_rows": f"void({matrix}, {words}, uint64, uint64)", "relax_layers": layers,
                 "relax_closure": layers, "relax_product": layers, "run_tasks": tasks}
     if options.predecessors:

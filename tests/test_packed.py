@@ -51,6 +51,22 @@ def test_every_family_on_packed_rows_is_warshall(family, parameters, n):
     assert np.array_equal(unpack_rows(words, n), warshall(adjacency))
 
 
+@pytest.mark.parametrize("n", [67, 200])
+@pytest.mark.parametrize("family, parameters", [("classic", {"tile": 64}), ("classic", {"tile": 128}),
+                                                 ("generalized", {"tile": 64, "kappa": 2})])
+def test_full_words_are_looked_up_and_sparse_ones_walked_alike(family, parameters, n):
+    """Rows of 30% arcs fill A's words past the walked limit (table lookups), a DAG's rows keep them sparse
+    (bit walks): one graph of both, its closure against a plain Warshall."""
+    rng = np.random.default_rng(n)
+    adjacency = np.zeros((n, n), dtype=bool)
+    adjacency[: n // 3] = rng.random((n // 3, n)) < 0.3
+    tails = rng.integers(n // 3, n - 1, n)
+    adjacency[tails, rng.integers(tails + 1, n)] = True
+    words = pack_rows(adjacency | np.eye(n, dtype=bool))
+    generate(schedules.build(family, n, **parameters), dtype="uint8", semiring="or-and", packed=True)(words)
+    assert np.array_equal(unpack_rows(words, n), warshall(adjacency))
+
+
 def test_packed_rows_need_whole_words_and_no_predecessors():
     with pytest.raises(ValueError, match="packed rows run tile-layers whose columns are whole words: a family "
                                          r"schedule whose tile is a multiple of 64, not classic\(n=100, tile=32\)"):

@@ -114,6 +114,9 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     negative = csr.lightest < 0
     if method in ("dijkstra", "delta-stepping") and negative:
         raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
+    if method in ("delta-stepping", "auto") and not negative:
+        dist = delta_stepping(csr, source, steps=steps)
+        return dist, _tight_tree(csr, source, dist)
     dist = np.full(csr.n, np.inf)
     parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
     if method == "bellman-ford" or negative:
@@ -123,9 +126,6 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
         active = np.zeros(csr.n, dtype=np.bool_)
         active[source] = True
         parent = bellman_ford_from(csr, dist, active)
-    elif method in ("delta-stepping", "auto"):
-        dist = delta_stepping(csr, source, steps=steps)
-        parent = _tight_tree(csr, source, dist)
     else:
         scratch = csr.m + 1
         dijkstra(csr.indptr, csr.indices, csr.weights, source, dist, parent, np.empty(scratch),

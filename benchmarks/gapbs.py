@@ -104,8 +104,8 @@ def make_graph(kind: str, scale: int) -> Edges:
 
 def write_columns(path: Path, columns: list[np.ndarray], lines_a_chunk: int = 1 << 20) -> None:
     """Non-negative integer columns as text, one row a line, each column zero-padded to its widest value:
-    GAPBS's reader (`>>` in base 10) skips the zeros, and the digits come from whole-array arithmetic,
-    40x faster than np.savetxt (42 s for a scale-20 edge list)."""
+    GAPBS's reader (`>>` in base 10) skips the zeros, and the digits come from whole-array arithmetic:
+    5.6 s for a three-column scale-20 list, where np.savetxt took 42 s for two columns."""
     widths = [len(str(int(column.max(initial=0)))) for column in columns]
     powers = [10 ** np.arange(width - 1, -1, -1, dtype=np.int64) for width in widths]
     with open(path, "wb") as out:

@@ -348,7 +348,7 @@ def trailing_zeros(typingctx, word):
 @intrinsic
 def set_bits(typingctx, word):
     """How many bits of a uint64 are set (x86: popcnt): how a packed row's word chooses between walking its
-    bits and looking its bytes up."""
+    bits and looking them up four at a time."""
     def codegen(context, builder, signature, args):
         function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I64, [_I64]), "llvm.ctpop.i64")
         return builder.call(function, [args[0]])

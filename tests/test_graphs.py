@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 from polyfw import graphs
 from tiling.semirings import INT32_INF
-from polyfw.graphs import GraphInputError, as_dense
+from polyfw.graphs import GraphInputError, as_dense, random_graph
 
 INF = np.inf
 
@@ -184,3 +184,13 @@ def test_float_and_sparse_views_of_a_kernel_matrix():
     matrix = np.array([[0, INT32_INF], [0, 0]], dtype=np.int32)
     assert graphs.as_float_distances(matrix).tolist() == [[0, INF], [0, 0]]
     assert graphs.dense_to_sparse(matrix).nnz == 3
+
+
+def test_exact_weights_narrow_only_where_a_dtype_would_not_hold_the_distances():
+    from polyfw.graphs import exact_weights
+
+    assert exact_weights(4096, "float32") == exact_weights(4096, "int32") == (1, 1000)
+    for n, heaviest in ((2, 1000), (512, 64), (4096, 8), (40_000, 1)):
+        assert exact_weights(n, "int16") == (1, heaviest)
+    for n in (2, 512, 2048):  # what calibrate and explore's problems draw: exact in int16
+        as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), weights=exact_weights(n, "int16")), dtype="int16")

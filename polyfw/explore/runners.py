@@ -19,7 +19,7 @@ from tiling.semirings import MIN_PLUS
 from tiling.semirings import semiring as find_semiring
 
 from ..comparison import run_times
-from ..graphs import Edges, as_dense, as_semiring_matrix, random_graph
+from ..graphs import Edges, as_dense, as_semiring_matrix, exact_weights, random_graph
 from .space import Candidate
 
 #: how every rank of a run obtains the schedule: a picklable call with no arguments (a collective
@@ -41,7 +41,7 @@ class Problem:
     def random(cls, n: int, dtype: str = "float32", seed: int = 0, semiring: str = "min-plus") -> Problem:
         """A random digraph with 4n integer-weighted arcs (seed 001's density), exact in every dtype;
         another semiring reads it with its own 'no path' and answers by its own reference nest."""
-        graph = random_graph(n, m=min(4 * n, n * (n - 1)), seed=seed)
+        graph = random_graph(n, m=min(4 * n, n * (n - 1)), weights=exact_weights(n, dtype), seed=seed)
         ring = find_semiring(semiring)
         if ring.from_lengths is not None:
             graph = Edges(graph.n, graph.source, graph.target, ring.from_lengths(graph.weight))

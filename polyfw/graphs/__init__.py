@@ -17,6 +17,7 @@ _EXPORTS = {
     "polybench_matrix": "datasets",
     "power_grid": "datasets",
     "random_graph": "datasets",
+    "exact_weights": "datasets",
     "Edges": "edges",
     "GraphInputError": "edges",
     "MATRIX_FORMATS": "formats",

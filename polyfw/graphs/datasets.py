@@ -9,10 +9,24 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
+from tiling.semirings import top
+
 from .edges import Edges, GraphInputError
 
 
-def random_graph(n: int, m: int | None = None, weights: tuple[int, int] = (1, 1000), seed: int = 0,
+#: the weights random graphs draw from where every dtype they are solved in is exact
+WEIGHTS = (1, 1000)
+
+
+def exact_weights(n: int, dtype: str) -> tuple[int, int]:
+    """WEIGHTS, the heaviest lowered where `dtype` would not hold every distance of an n-vertex graph
+    exactly (int16: (n - 1) heaviest must stay below its INF; hop counts where nothing heavier fits)."""
+    if np.dtype(dtype) != np.int16:
+        return WEIGHTS
+    return WEIGHTS[0], max(WEIGHTS[0], min(WEIGHTS[1], (int(top(dtype)) - 1) // max(n - 1, 1)))
+
+
+def random_graph(n: int, m: int | None = None, weights: tuple[int, int] = WEIGHTS, seed: int = 0,
                  potential: int = 0) -> Edges:
     """A random directed graph with m distinct arcs (default 4n, as the DIMACS generator seed 001 used).
 

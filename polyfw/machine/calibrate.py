@@ -34,7 +34,7 @@ from schedules.cost import tile_view
 from schedules.predict import Calibration, predict, task_loads
 from schedules.stages import ROLES
 
-from ..graphs import as_dense, random_graph
+from ..graphs import as_dense, exact_weights, random_graph
 from . import calibrations
 
 #: the tiles calibrated (the cpu target's searched ones and one above)
@@ -102,7 +102,7 @@ class _Run:
 @lru_cache(maxsize=4)
 def _matrix(n: int, dtype: str) -> np.ndarray:
     """The input an exploration measures on (polyfw.explore.Problem's graph: 4n arcs, seed 0)."""
-    return as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=0), dtype=dtype)
+    return as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), weights=exact_weights(n, dtype), seed=0), dtype=dtype)
 
 
 def _run_once(n: int, tile: int, dtype: str, runtime: str = "barrier", driver: str = "auto") -> tuple[float, dict]:

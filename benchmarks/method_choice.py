@@ -1,7 +1,6 @@
 """method='auto' on sparse graphs: the cost model's predictions beside both methods measured, with the
-share of DD tile-layers a dense run leaves to run (polyfw.graphs.blocks) and the dense prediction that
-share would give if skipped tile-layers cost nothing, on the Minnesota road network, the power grid
-and a random graph. Not a test.
+share of DD tile-layers a dense run leaves to run (polyfw.graphs.blocks) and the dense prediction with
+and without it, on the Minnesota road network, the power grid and a random graph. Not a test.
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/method_choice.py [--repeats 3]
 
@@ -26,7 +25,7 @@ from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import minnesota_road_graph, power_grid, random_graph, summarize_weights  # noqa: E402
 from polyfw.method import choose_method, method_rates  # noqa: E402
 from polyfw.plan import chosen_dtype  # noqa: E402
-from polyfw.graphs.blocks import product_share  # noqa: E402
+from polyfw.graphs.blocks import TileLayers, tile_layers_run  # noqa: E402
 from polyfw.graphs.inputs import edges_or_dense  # noqa: E402
 from polyfw.graphs.ordering import dissection_order, worth_reordering  # noqa: E402
 from polyfw.method import RATE_TILE  # noqa: E402
@@ -39,19 +38,17 @@ GRAPHS = {
 }
 
 
-def dense_share(graph, n: int, arcs: int) -> float:
-    """The share of RATE_TILE-wide DD tile-layers solve's dense run runs: in nested-dissection order where
-    solve computes in it, each arc of an undirected input both ways."""
-    edges, directed = edges_or_dense(graph, "weight")
+def dense_layers(graph, n: int, arcs: int) -> TileLayers:
+    """The RATE_TILE-wide tile-layers solve's dense run runs: in nested-dissection order where solve
+    computes in it."""
+    edges, _ = edges_or_dense(graph, "weight")
     finite = np.isfinite(edges.weight)
     source, target = edges.source[finite], edges.target[finite]
-    if not directed:
-        source, target = np.concatenate([source, target]), np.concatenate([target, source])
     if worth_reordering(n, arcs):
         position = np.empty(n, dtype=np.int64)
         position[dissection_order(n, edges.source, edges.target)] = np.arange(n)
         source, target = position[source], position[target]
-    return product_share(n, source, target, RATE_TILE)
+    return tile_layers_run(n, source, target, RATE_TILE)
 
 
 def timed(call) -> float:
@@ -76,11 +73,11 @@ def main() -> None:
         dtype = chosen_dtype(MIN_PLUS, "cpu", summary)
         rates = method_rates("cpu")
         started = time.perf_counter()
-        share = dense_share(graph, n, m)
+        layers = dense_layers(graph, n, m)
         counting = time.perf_counter() - started
         one_weight = 0 <= summary.lightest == summary.heaviest  # (Johnson is then a BFS from every source)
         full = choose_method(n, m, dtype, rates, one_weight=one_weight)
-        skipping = full.dense_seconds * share  # (no cost for a skipped tile-layer, none for the panels)
+        skipping = choose_method(n, m, dtype, rates, one_weight=one_weight, layers=layers)
         calls = {"default": lambda: polyfw.solve(graph), "dense": lambda: polyfw.solve(graph, method="dense"),
                  "sparse": lambda: polyfw.solve(graph, method="sparse")}
         for call in calls.values():
@@ -92,15 +89,15 @@ def main() -> None:
         measured = {what: statistics.median(times) for what, times in seconds.items()}
         faster = min(("dense", "sparse"), key=measured.get)
         chosen = polyfw.solve(graph).method_choice.method  # what the default call ran
-        rows.append((name, n, m, dtype, share, counting, full, skipping, measured, faster, chosen))
-    print("| graph | n, arcs, dtype | DD tile-layers run (counted in) | predicted dense: full / with skips | "
-          "predicted Johnson | measured dense / Johnson / default | chosen (default ran) | faster |")
+        rows.append((name, n, m, dtype, layers, counting, full, skipping, measured, faster, chosen))
+    print("| graph | n, arcs, dtype | DD / panel tile-layers run (counted in) | predicted dense: all / run | "
+          "predicted Johnson | measured dense / Johnson / default | chosen: all / run (default ran) | faster |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, n, m, dtype, share, counting, full, skipping, measured, faster, chosen in rows:
-        print(f"| {name} | {n:,}, {m:,}, {dtype} | {share:.1%} ({counting * 1e3:.0f} ms) | "
-              f"{full.dense_seconds:.3f} / {skipping:.3f} s | {full.sparse_seconds:.3f} s | "
+    for name, n, m, dtype, layers, counting, full, skipping, measured, faster, chosen in rows:
+        print(f"| {name} | {n:,}, {m:,}, {dtype} | {layers.dd:.1%} / {layers.panels:.1%} ({counting * 1e3:.0f} ms) | "
+              f"{full.dense_seconds:.3f} / {skipping.dense_seconds:.3f} s | {full.sparse_seconds:.3f} s | "
               f"{measured['dense']:.3f} / {measured['sparse']:.3f} / {measured['default']:.3f} s | "
-              f"{full.method} ({chosen}) | {faster} |")
+              f"{full.method} / {skipping.method} ({chosen}) | {faster} |")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from tiling.semirings import semiring as find_semiring
 
 from .configuration import auto_choice_line, chosen_runtime, resolve_schedule
 from .graphs import WeightSummary, resolve_dtype
+from .graphs.blocks import TileLayers
 from .graphs.inputs import semiring_dtype
 from .graphs.ordering import worth_reordering
 from .method import (SOLVE_METHODS, WIDER_MARGIN, MethodChoice, calibration_stamp, choose_method, fastest_exact,
@@ -72,6 +73,14 @@ class Asked:
     def auto_dtype(self) -> bool:
         return self.dtype is None or (isinstance(self.dtype, str) and self.dtype == "auto")
 
+    def prices_skips(self, n: int, arcs: int | None, sparse_input: bool) -> bool:
+        """Whether method='auto' prices a dense run by the tile-layers it would skip on this input: a
+        sparse one that Floyd-Warshall on the CPU would run in nested-dissection order."""
+        target = find_target(self.target)
+        return (self.method == "auto" and self.ring is MIN_PLUS and sparse_input and not self.predecessors
+                and target.on_cpu and not target.collective and self.schedule == "auto" and self.tile is None
+                and self.kappa is None and worth_reordering(n, arcs))
+
     @property
     def as_scipy(self) -> bool:
         """Returned as a scipy user expects: float64 with np.inf where unreachable."""
@@ -113,24 +122,28 @@ class Plan:
 _PLANS: dict[tuple, Plan] = {}
 
 
-def plan_for(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | None, sparse_input: bool) -> Plan:
-    """The plan of a call on an n-vertex input (`arcs` of a sparse input, None for a dense matrix),
-    made or found, and its reasons logged."""
+def plan_for(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | None, sparse_input: bool,
+             layers: TileLayers | None = None) -> Plan:
+    """The plan of a call on an n-vertex input (`arcs` of a sparse input, None for a dense matrix;
+    `layers`: the tile-layers a dense run of it would run, where Asked.prices_skips), made or found,
+    and its reasons logged."""
     stamp = table_stamp()  # (read once a call: each reading is a few stats and environment lookups)
     if isinstance(asked.schedule, Schedule):  # a caller's own schedule: proved and compiled for this call
-        plan = _make_plan(asked, n, summary, arcs, sparse_input, stamp)
+        plan = _make_plan(asked, n, summary, arcs, sparse_input, layers, stamp)
     else:
         threads = numba.get_num_threads()
-        key = (asked, n, summary, arcs, sparse_input, stamp, choices_stamp(), threads, calibration_stamp(threads))
+        layers = layers and layers.rounded()  # (graphs whose shares differ by less choose alike)
+        key = (asked, n, summary, arcs, sparse_input, layers, stamp, choices_stamp(), threads,
+               calibration_stamp(threads))
         plan = _PLANS.get(key)
         if plan is None:
-            plan = _PLANS[key] = _make_plan(asked, n, summary, arcs, sparse_input, stamp)
+            plan = _PLANS[key] = _make_plan(asked, n, summary, arcs, sparse_input, layers, stamp)
     plan.log()
     return plan
 
 
 def _make_plan(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | None, sparse_input: bool,
-               stamp: tuple) -> Plan:
+               layers: TileLayers | None, stamp: tuple) -> Plan:
     ring, target = asked.ring, find_target(asked.target)
     reasons: list[str] = []
     dtype = (chosen_dtype(ring, asked.target, summary, stamp, reasons) if asked.auto_dtype
@@ -145,7 +158,7 @@ def _make_plan(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | 
     if method != "dense":
         one_weight = summary is not None and 0 <= summary.lightest == summary.heaviest
         choice = choose_method(n, summary.arcs if summary is not None else arcs, dtype,
-                               method_rates(asked.target, stamp), one_weight=one_weight)
+                               method_rates(asked.target, stamp), one_weight=one_weight, layers=layers)
         reasons.append(f"method={method!r} chose {choice if method == 'auto' else f'sparse ({choice})'}")
         method = "sparse" if method == "sparse" else choice.method
     if method == "sparse":

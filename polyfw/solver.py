@@ -27,11 +27,12 @@ from tiling.semirings import semiring as find_semiring
 from . import errors
 from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_integer_weights, missing_edges,
                      null_as_inf, read_graph, summarize_weights, vertex_count)
+from .graphs.blocks import tile_layers_run
 from .graphs.dense_facts import contiguous, dense_facts
 from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order
 from .graphs.reading import one_reading
-from .method import MethodChoice
+from .method import RATE_TILE, MethodChoice
 from .plan import Asked, Plan, plan_for
 from .profiling import note_run, phase
 from .progress import bar as progress_bar
@@ -251,8 +252,13 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
         arcs = _arc_count(graph, n, directed, weight)
     elif ring is MIN_PLUS and summary is None and method == "sparse":
         arcs = as_csr(graph, directed=directed, weight=weight).m
+    ordered, layers = None, None  # a sparse input in nested-dissection order, and what a dense run of it runs
+    if asked.prices_skips(n, arcs, sparse_input):
+        with phase("input"):
+            ordered = in_dissection_order(graph, directed, weight, reorder=True)
+            layers = tile_layers_run(n, ordered[0].source, ordered[0].target, RATE_TILE)
     with phase("plan"):
-        plan = plan_for(asked, n, summary, arcs, sparse_input)
+        plan = plan_for(asked, n, summary, arcs, sparse_input, layers)
     check_memory(n, "float64" if plan.as_scipy else plan.dtype, predecessors)  # what is returned, at least
     if plan.method == "packed":
         return _solve_packed(graph, n, plan, directed, weight)
@@ -260,7 +266,7 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
         return _with_choice(_solve_sparse(sparse_graph, "float64" if plan.as_scipy else plan.dtype, predecessors,
                                           find_target(target)), plan.choice)
-    distances = _solve_dense(graph, n, ring, plan, directed, predecessors, weight, progress)
+    distances = _solve_dense(graph, n, ring, plan, directed, predecessors, weight, progress, ordered)
     return distances if plan.choice is None else _with_choice(distances, plan.choice)
 
 
@@ -335,8 +341,9 @@ def _lightest_weight(graph, distances: np.ndarray) -> float:
 
 
 def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: bool, weight: str,
-                 progress: bool | None = None):
-    """Floyd-Warshall by the plan's compiled schedule in its dtype, converted as it says."""
+                 progress: bool | None = None, ordered: tuple | None = None):
+    """Floyd-Warshall by the plan's compiled schedule in its dtype, converted as it says (`ordered`: the
+    input already in nested-dissection order, as in_dissection_order gives it)."""
     dtype_name, compiled = plan.dtype, plan.compiled
     # the kernels take padded rows: the input is written straight into them
     with phase("input"):
@@ -345,7 +352,7 @@ def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: 
         position = None
         if ring is MIN_PLUS:
             if not predecessors:  # (predecessors name vertices: they stay in the input's order)
-                graph, directed, position = in_dissection_order(graph, directed, weight, plan.reorder)
+                graph, directed, position = ordered or in_dissection_order(graph, directed, weight, plan.reorder)
             as_dense(graph, dtype=dtype_name, directed=directed, weight=weight, out=distances, null_value=np.inf)
         else:
             distances[...] = as_semiring_matrix(graph, ring, dtype_name, directed=directed, weight=weight)

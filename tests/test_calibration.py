@@ -171,7 +171,7 @@ def test_solve_auto_reads_the_calibrated_rates(monkeypatch, tmp_path, caplog):
     from polyfw import method
 
     monkeypatch.setenv("POLYFW_STORE", str(tmp_path / "user.sqlite"))
-    method._calibrated_dense_rates.cache_clear()
+    method._calibrated.cache_clear()
     weights = np.array([[0, 3, np.inf], [np.inf, 0, 2], [1, np.inf, 0]])
     with caplog.at_level(logging.INFO, logger="polyfw"):
         polyfw.solve(weights)
@@ -179,10 +179,10 @@ def test_solve_auto_reads_the_calibrated_rates(monkeypatch, tmp_path, caplog):
     # a calibration in which float32's product is far faster than int16's assumed rate
     fast = _calibration(threads=numba.get_num_threads(), relaxation={128: dict.fromkeys(ROLES, 1e-13)})
     calibrations.save(fast)
-    method._calibrated_dense_rates.cache_clear()
+    method._calibrated.cache_clear()
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="polyfw"):
         found = polyfw.solve(weights)
     assert "dtype='auto' chose float32" in caplog.text and "calibrated" in caplog.text
     assert np.array_equal(found, [[0, 3, 5], [3, 0, 2], [1, 4, 0]])
-    method._calibrated_dense_rates.cache_clear()
+    method._calibrated.cache_clear()

@@ -13,6 +13,7 @@ from scipy.sparse.csgraph import csgraph_from_dense
 from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
 import polyfw
+import polyfw.method
 from polyfw.cli import main
 from polyfw.graphs import GraphInputError, random_graph
 from tiling.semirings import INT16_INF, INT32_INF
@@ -73,6 +74,40 @@ def test_method_auto_weighs_dense_against_sparse_at_the_chosen_type(monkeypatch)
     # a schedule asked for is Floyd-Warshall by that schedule
     assert not hasattr(polyfw.solve(road_like(), schedule="classic:tile=16"), "method_choice") or \
         polyfw.solve(road_like(), schedule="classic:tile=16").method_choice is None
+
+
+def grid(side: int) -> sp.csr_array:
+    """A side x side grid of unit arcs both ways: a mesh whose nested-dissection order leaves blocked
+    FW few tile-layers to run."""
+    vertex = np.arange(side * side).reshape(side, side)
+    source = np.concatenate([vertex[:, :-1].ravel(), vertex[:-1, :].ravel()])
+    target = np.concatenate([vertex[:, 1:].ravel(), vertex[1:, :].ravel()])
+    n = side * side
+    return sp.csr_array((np.ones(2 * len(source)), (np.concatenate([source, target]),
+                                                   np.concatenate([target, source]))), shape=(n, n))
+
+
+def test_method_auto_prices_a_dense_run_by_the_tile_layers_it_runs(monkeypatch):
+    import polyfw.plan
+
+    monkeypatch.setattr(polyfw.plan, "_PLANS", {})
+    graph = grid(24)  # 576 vertices: reordered, 5 blocks of 128 a side
+    got = polyfw.solve(graph)
+    layers = got.method_choice.layers
+    assert layers is not None and layers.tile == 128 and 0 < layers.dd < 1 and 0 < layers.panels < 1
+    assert np.array_equal(got, scipy_shortest_path(graph))
+    full = polyfw.method.choose_method(576, graph.nnz, "int16", polyfw.method.method_rates("cpu"), one_weight=True)
+    assert got.method_choice.dense_seconds < full.dense_seconds
+    # where the skips decide: searches priced between the full dense run and the one that skips
+    def choice(rates, layers):
+        return polyfw.method.choose_method(576, graph.nnz, "int16", rates, one_weight=True, layers=layers)
+
+    rates = {"dense": {"int16": 1e9}}
+    between = (choice(rates, None).dense_seconds * choice(rates, layers).dense_seconds) ** 0.5
+    rates["breadth_first"] = 576 * (576 + graph.nnz) / between
+    assert (choice(rates, None).method, choice(rates, layers).method) == ("sparse", "dense")
+    # a dense matrix and a schedule asked for read no blocks
+    assert polyfw.solve(graph.toarray()).method_choice.layers is None
 
 
 def test_dense_zeros_are_arcs_with_one_warning_or_missing_arcs_with_null_value():

@@ -91,23 +91,34 @@ RATE_TILE = 128
 WIDER_MARGIN = 1.10
 
 
+@dataclass(frozen=True)
+class _Calibrated:
+    """This machine's calibrations on some thread count, by dtype, with the product rates they give."""
+
+    by_dtype: dict[str, Calibration]
+    #: dtype -> relaxations/s of the product on every thread
+    products: dict[str, float]
+    #: what a choice made from them may be kept by
+    stamp: tuple
+
+
 @cache
-def _calibrated(threads: int) -> dict[str, Calibration]:
-    """dtype -> this machine's calibration on `threads` threads, for the dtypes calibrated here (read
-    once a process)."""
+def _calibrated(threads: int) -> _Calibrated:
+    """The dtypes calibrated here on `threads` threads (read once a process)."""
     found = {}
     for dtype in DEFAULT_RATES["dense"]:
         calibration = calibrations.load(dtype, threads)
         if calibration is not None:
             found[dtype] = calibration
-    return found
+    products = {dtype: threads * calibration.product_rate(RATE_TILE) for dtype, calibration in found.items()}
+    return _Calibrated(found, products, tuple(sorted((dtype, products[dtype], calibration.probe)
+                                                     for dtype, calibration in found.items())))
 
 
 def calibration_stamp(threads: int) -> tuple:
     """The calibrations method_rates reads on `threads` threads, as a value a choice made from them may
     be kept by."""
-    return tuple(sorted((dtype, calibration.product_rate(RATE_TILE), calibration.probe)
-                        for dtype, calibration in _calibrated(threads).items()))
+    return _calibrated(threads).stamp
 
 
 #: method_rates' answers by (target, threads, the tables' stamp): every solve with dtype or method 'auto' asks
@@ -128,9 +139,9 @@ def method_rates(target: str, stamp: tuple | None = None) -> dict:
             known = _RATES[key] = calibrated, {**DEFAULT_GPU_RATES, **tuned,
                                                "dense": {**DEFAULT_GPU_RATES["dense"], **tuned.get("dense", {})}}
         else:
-            products = {dtype: threads * calibration.product_rate(RATE_TILE) for dtype, calibration in calibrated.items()}
             known = _RATES[key] = calibrated, {**tuned, "dense": {**_default_dense_rates(), **tuned.get("dense", {}),
-                                                                   **products}, "dense_calibrations": calibrated}
+                                                                   **calibrated.products},
+                                               "dense_calibrations": calibrated.by_dtype}
     return known[1]
 
 

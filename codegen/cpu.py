@@ -202,15 +202,17 @@ class CompiledSchedule(Compiled):
             self._run_in_order(arguments, task_order)
             return int(status[0])
         threads = numba.get_num_threads()
-        if self.serial or self.n < ONE_THREAD_BELOW:
+        one_thread = self.serial or self.n < ONE_THREAD_BELOW
+        if one_thread:
             numba.set_num_threads(1)
         started = time.perf_counter()
         try:
             self._run(*arguments)
         finally:
-            self.last_run.update(seconds=time.perf_counter() - started, threads=numba.get_num_threads(),
+            self.last_run.update(seconds=time.perf_counter() - started, threads=1 if one_thread else threads,
                                  profile=profile)
-            numba.set_num_threads(threads)
+            if one_thread:
+                numba.set_num_threads(threads)
         return int(status[0])
 
 

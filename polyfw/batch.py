@@ -22,6 +22,7 @@ from codegen.intrinsics import vector_width
 from schedules.batch import batch_schedule
 from tiling.semirings import INTEGER_INF
 
+from .dask_batch import is_bag
 from .errors import NegativeCycleError
 from .graphs.edges import Edges, GraphInputError
 from .graphs.inputs import check_weights, edges_or_dense, null_as_inf
@@ -426,7 +427,8 @@ def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: n
 
 def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = True, padded: bool = True,
                 unreachable=None, padding=None, dtype=None, predecessors: bool = False, weight: str = "weight",
-                null_value: float = 0, layout: str = "auto", target: str = "cpu", progress: bool | None = False):
+                null_value: float = 0, layout: str = "auto", target: str = "cpu", progress: bool | None = False,
+                client=None, store=None):
     """All-pairs shortest path lengths of every graph of a batch.
 
     graphs: a list of graphs — dense matrices (entries equal to `null_value`, 0 by default, or inf
@@ -449,7 +451,26 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     schedules.batch.LAYOUTS. target: 'cpu', 'cuda' or 'cudasim'. progress: a bar (polyfw.progress; True
     wherever stderr goes, None in a terminal or a notebook only).
     No input is changed. A graph with a negative cycle raises NegativeCycleInBatch, naming it.
+
+    Beyond one machine: with a dask.distributed `client` (or a dask.bag, on the default client),
+    `graphs` is a list of partitions (lists of graphs) or a dask.bag, each partition is solved on a
+    worker, and the result is one future a partition; `store` (a directory every worker can write)
+    has each worker write its partition's answers there as part-00000.npy, ... instead of holding
+    them (polyfw.dask_batch).
     """
+    if client is not None or is_bag(graphs):
+        from .dask_batch import solve_partitions
+
+        if client is None:
+            from distributed import default_client
+
+            client = default_client()
+        return solve_partitions(graphs, client, store=store, num_nodes=num_nodes, edge_weight=edge_weight,
+                                directed=directed, padded=padded, unreachable=unreachable, padding=padding,
+                                dtype=dtype, predecessors=predecessors, weight=weight, null_value=null_value,
+                                layout=layout, target=target)
+    if store is not None:
+        raise ValueError("store= is where a dask cluster's workers write their partitions: pass client= too")
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     batch = read_batch(graphs, num_nodes, edge_weight, weight, null_value, directed)

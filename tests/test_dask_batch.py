@@ -84,3 +84,28 @@ def test_a_worker_killed_mid_batch_leaves_every_answer_exactly_once(client, tmp_
     assert sorted(os.listdir(tmp_path)) == [f"part-{i:05d}.npy" for i in range(len(partitions))]
     for part, found in zip(partitions, stored):
         assert np.array_equal(found.load(), polyfw.solve_batch(part))
+
+
+def test_explore_times_candidates_on_the_workers_and_names_their_machine(client, tmp_path, capsys):
+    from polyfw.cli import main
+    from polyfw.explore import Store
+
+    client.wait_for_workers(2)  # (the worker an earlier test killed is back)
+    address = client.scheduler.address.removeprefix("tcp://")
+    arguments = ["explore", "--n", "48", "--strategy", "random", "--max-candidates", "3", "--repeats", "1",
+                 "--no-calibrate", "--no-ceiling", "--store", str(tmp_path / "s.sqlite"), "--runner", f"dask://{address}"]
+    assert main(arguments) == 0
+    assert "3 measured" in capsys.readouterr().out
+    with Store(tmp_path / "s.sqlite") as store:
+        records = store.records()
+    assert len(records) == 3 and {record.status for record in records} == {"measured"}
+    assert {record.machine_description["worker"] for record in records} <= set(client.scheduler_info()["workers"])
+    assert main(arguments) == 0  # again: the store holds them for the workers' machine
+    assert "3 from the store" in capsys.readouterr().out
+
+
+def test_a_runner_that_is_not_a_cluster_is_a_usage_error(capsys):
+    from polyfw.cli import main
+
+    assert main(["explore", "--n", "48", "--max-candidates", "1", "--runner", "spark://x"]) == 2
+    assert "--runner must be 'here' or dask://HOST:PORT" in capsys.readouterr().err

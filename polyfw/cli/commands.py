@@ -30,6 +30,7 @@ from ..explore import RunHere, Space, Store, best_line, explore, find_strategy, 
 from ..explore import table as exploration_table
 from ..explore.axes import check_axes
 from ..explore.compare import compare_stores
+from ..explore.dask_runner import runner_for
 from ..explore.model import calibration_for
 from ..explore.mpi import Team, serve
 from ..explore.mutants import explore_mutants, measure_novel, summary
@@ -359,7 +360,18 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(compare_stores(*args.compare_store))
         return 0
     if not find_target(args.target).collective:
-        return _explore(args, RunHere(args.target), started)
+        try:
+            remote = runner_for(args.runner, args.target)
+        except ValueError as refusal:
+            raise UsageError(str(refusal)) from None
+        try:
+            return _explore(args, remote or RunHere(args.target), started)
+        finally:
+            if remote is not None:
+                remote.close()
+    if args.runner != "here":
+        raise UsageError(f"--runner {args.runner}: target {args.target} runs collectively under mpiexec; "
+                         "a dask cluster times the other targets' candidates")
     team = Team(target=args.target)
     if team.rank != 0:
         serve(team.comm)

@@ -310,6 +310,10 @@ def _explore(parser: argparse.ArgumentParser) -> None:
                              "(default: calibrate first, scaled to --n, and keep it in the store)")
     parser.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                         help="skip measuring the independent min-plus ceiling (needs g++)")
+    parser.add_argument("--runner", default="here", metavar="here|dask://HOST:PORT",
+                        help="where candidates are verified and timed: in this process (default), or on the "
+                             "workers of the dask.distributed scheduler at HOST:PORT, one at a time a worker, each "
+                             "record naming the worker's machine (pip install polyfw[dask])")
 
 
 def _check(parser: argparse.ArgumentParser) -> None:

@@ -70,6 +70,8 @@ class Outcome:
     note: str = ""
     times: list[float] = field(default_factory=list)
     compile_seconds: float | None = None
+    #: where it ran, when not in this process (polyfw.explore.dask_runner): (machine key, description)
+    machine: tuple[str, dict[str, Any]] | None = None
 
 
 def first_difference(found: np.ndarray, expected: np.ndarray) -> str:
@@ -127,13 +129,15 @@ class RunHere:
 
 
 def machine(dtype: str, runner: Runner, ceiling: float | None = None) -> tuple[str, dict[str, Any]]:
-    """This machine's key in the store and what a reader of a record needs to know of it: the CPU,
-    the threads each process runs, the processes and the ceiling."""
-    description = {**cpu_description(), "threads": runner.threads}
+    """The key in the store of the machine the runner runs on, and what a reader of a record needs to
+    know of it: the CPU (a remote runner's `remote_machine`, else this one's), the threads each process
+    runs, the processes and the ceiling."""
+    key, cpu = getattr(runner, "remote_machine", None) or (cpu_key(), cpu_description())
+    description = {**cpu, "threads": runner.threads}
     if runner.processes > 1:
         description["processes"] = runner.processes
     if runner.tile_layer_overhead:
         description["tile_layer_overhead"] = runner.tile_layer_overhead
     if ceiling is not None:
         description[f"ceiling_{dtype}"] = ceiling
-    return cpu_key(), description
+    return key, description

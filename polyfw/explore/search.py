@@ -89,6 +89,8 @@ def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int
     record.predicted_seconds = record.model["predicted_seconds"]
     outcome = runner(schedule, recipe, candidate, problem, repeats)
     record.status, record.note, record.compile_seconds = outcome.status, outcome.note, outcome.compile_seconds
+    if outcome.machine is not None:  # a remote runner's worker: its own machine, as it described it
+        record.machine, record.machine_description = outcome.machine[0], {**description, **outcome.machine[1]}
     if outcome.status == "measured":
         record.times = outcome.times
         record.seconds = float(np.median(outcome.times))

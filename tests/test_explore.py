@@ -140,6 +140,37 @@ def test_explore_proves_verifies_times_and_stores_and_a_rerun_reads_the_store(tm
         assert len(store.records()) == 12
 
 
+def test_a_runner_with_several_slots_visits_and_stores_as_one_that_runs_them_in_turn(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from polyfw.explore import RunHere
+
+    class Slots(RunHere):
+        """Three candidates in flight, finished by threads in whatever order they end."""
+
+        slots = 3
+
+        def __init__(self, pool):
+            super().__init__("cpu")
+            self.pool, self.started = pool, []
+
+        def submit(self, schedule, recipe, candidate, problem, repeats):
+            self.started.append(candidate.key)
+            return self.pool.submit(self, schedule, recipe, candidate, problem, repeats)
+
+    space = Space(32, families=("classic", "generalized"), values={"tile": [8, 16], "variant": ["seed"]})
+    alone = explore(space, "random", max_candidates=9, repeats=1, progress=False, seed=3)
+    with ThreadPoolExecutor(3) as pool, Store(tmp_path / "s.sqlite") as store:
+        runner = Slots(pool)
+        together = explore(space, "random", max_candidates=9, repeats=1, progress=False, seed=3, runner=runner,
+                           store=store)
+        assert sorted(r.key for r in store.records()) == sorted(r.key for r in together.records)
+    assert [r.key for r in together.records] == [r.key for r in alone.records]  # visited in the order proposed
+    assert [r.status for r in together.records] == [r.status for r in alone.records]
+    assert runner.started == [r.key for r in together.records if r.status == "measured"]
+    assert together.budget.visited == 9 and not together.finished
+
+
 def test_a_checker_bug_would_be_reported_as_wrong_not_measured():
     problem = Problem.random(12, "int32")
     problem.expected[3, 4] += 1  # a reference the schedule cannot match, as if the proof had been wrong

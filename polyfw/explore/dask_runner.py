@@ -40,14 +40,20 @@ class DaskWorkers:
         #: the first worker's (machine key, CPU description): what the search's records are stored under
         self.remote_machine = next(iter(described.values()))[0]
         self.threads = min(threads for _, threads in described.values())
+        #: candidates timed at once: one a host (workers that share a machine take turns)
+        self.slots = len({_host(worker) for worker in described})
         self._shipped: tuple[Problem, Any] | None = None
 
-    def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
-                 repeats: int) -> Outcome:
+    def submit(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem, repeats: int):
+        """The candidate sent to a worker: a future whose result() is its Outcome."""
         if self._shipped is None or self._shipped[0] is not problem:  # sent once, kept on the cluster
             self._shipped = problem, self.client.scatter(problem, broadcast=True)
         return self.client.submit(_measure_on_worker, recipe, candidate, self._shipped[1], repeats, self.target,
-                                  pure=False).result()
+                                  pure=False)
+
+    def __call__(self, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
+                 repeats: int) -> Outcome:
+        return self.submit(schedule, recipe, candidate, problem, repeats).result()
 
     def close(self) -> None:
         self.client.close()
@@ -61,6 +67,11 @@ def runner_for(spec: str, target: str):
         return DaskWorkers(spec[len(DASK_PREFIX):], target)
     raise ValueError(f"--runner must be 'here' or {DASK_PREFIX}HOST:PORT (a dask.distributed scheduler), "
                      f"got {spec!r}")
+
+
+def _host(address: str) -> str:
+    """The machine of a worker's address ('tcp://10.0.0.5:40123' -> '10.0.0.5')."""
+    return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
 
 def _describe_worker(target: str, dask_worker: Any = None) -> tuple[tuple[str, dict[str, Any]], int]:
@@ -77,7 +88,7 @@ def _measure_on_worker(recipe: Recipe, candidate: Candidate, problem: Problem, r
     from distributed import Lock, get_worker
 
     worker = get_worker().address
-    with Lock(f"polyfw-measure:{worker}"):
+    with Lock(f"polyfw-measure:{_host(worker)}"):  # never two timings at once on one machine
         runner = RunHere(target)
         outcome = runner(recipe(), recipe, candidate, problem, repeats)
     key, description = machine(problem.dtype, runner)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -34,7 +35,7 @@ from ..progress import bar as progress_bar
 from .axes import check_axes
 from .budget import Budget
 from .model import Model, calibration_for
-from .runners import Problem, Recipe, Runner, RunHere, machine
+from .runners import Outcome, Problem, Recipe, Runner, RunHere, machine
 from .space import Candidate, Space, build_candidate, is_default_option, label
 from .store import Measured, Record, Store, StoredSearch
 from .strategies import Search, find_strategy
@@ -69,6 +70,16 @@ def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int
             machine_key: str, description: dict[str, Any], origin: str = "family",
             recipe: Recipe | None = None) -> Record:
     """Prove, model, verify exactly and time one candidate (or the schedule `recipe` builds)."""
+    record, schedule, recipe = prepare(candidate, problem, model, machine_key, description, origin, recipe)
+    if schedule is None:
+        return record
+    return finish(record, runner(schedule, recipe, candidate, problem, repeats), model, description)
+
+
+def prepare(candidate: Candidate, problem: Problem, model: Model, machine_key: str, description: dict[str, Any],
+            origin: str = "family", recipe: Recipe | None = None) -> tuple[Record, Schedule | None, Recipe]:
+    """A candidate proved and modelled: its record, and the schedule to run (None when it is refused:
+    the record says why)."""
     n, dtype = problem.n, problem.dtype
     if recipe is None:
         recipe = partial(build_candidate, candidate, n)
@@ -80,14 +91,18 @@ def measure(candidate: Candidate, problem: Problem, runner: Runner, repeats: int
                     "illegal", schedule.tree_file_text(), origin, machine_description=description)
     if refusal is not None:
         record.note = refusal
-        return record
+        return record, None, recipe
     try:
         record.model = model.figures(schedule, candidate, dtype)
     except ValueError as refusal:  # e.g. an order the MPI runtime cannot distribute: no code for it
         record.status, record.note = "failed", str(refusal)
-        return record
+        return record, None, recipe
     record.predicted_seconds = record.model["predicted_seconds"]
-    outcome = runner(schedule, recipe, candidate, problem, repeats)
+    return record, schedule, recipe
+
+
+def finish(record: Record, outcome: Outcome, model: Model, description: dict[str, Any]) -> Record:
+    """A prepared record completed by what running it gave."""
     record.status, record.note, record.compile_seconds = outcome.status, outcome.note, outcome.compile_seconds
     if outcome.machine is not None:  # a remote runner's worker: its own machine, as it described it
         record.machine, record.machine_description = outcome.machine[0], {**description, **outcome.machine[1]}
@@ -297,6 +312,21 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
     if news:
         bar.say(news)
     searching = time.perf_counter()
+    # visits in the order proposed; up to `slots` of them running at once where the runner has several
+    # (a cluster's workers), each settled in turn: its record stored, shown and fed back to the strategy
+    slots, running = getattr(runner, "slots", 1), deque()
+
+    def settle() -> None:
+        candidate, record, handle, clock = running.popleft()
+        if handle is not None:
+            record = finish(record, handle.result(), model, description)
+            budget.spent.append(time.perf_counter() - clock)
+            if store is not None:
+                store.put(record)
+        search.records.append(record)
+        visits.add(candidate.key)
+        bar.update(record)
+
     for candidate in chosen.propose(search):
         first_proposed = time.perf_counter() if first_proposed is None else first_proposed
         if candidate.key in search.seen or visits.feed(candidate, search):
@@ -305,29 +335,55 @@ def explore(space: Space, strategy: str = "model", budget_seconds: float | None 
             break
         record = None if store is None or rerun else store.get(machine_key, space.target, problem.stored_as,
                                                                space.n, candidate.key)
+        handle, clock = None, time.perf_counter()
         if record is not None:
             skipped += 1
         elif not budget.allows_measuring():
             break
         else:
-            clock = time.perf_counter()
-            record = measure(candidate, problem, runner, repeats, model, machine_key, description)
-            budget.spent.append(time.perf_counter() - clock)
-            if store is not None:
-                store.put(record)
+            record, schedule, recipe = prepare(candidate, problem, model, machine_key, description)
+            if schedule is not None:
+                handle = _submit(runner, schedule, recipe, candidate, problem, repeats)
+            else:  # refused by the checker or the model: its time was the proof's
+                budget.spent.append(time.perf_counter() - clock)
+                if store is not None:
+                    store.put(record)
         search.seen[candidate.key] = candidate
-        search.records.append(record)
         budget.visited += 1
-        visits.add(candidate.key)
-        bar.update(record)
+        running.append((candidate, record, handle, clock))
+        while running and (running[0][2] is None or sum(entry[2] is not None for entry in running) >= slots):
+            settle()
     else:
-        # a strategy that proposed nothing in a space that holds candidates has not searched it
-        finished = bool(search.records) or next(iter(space), None) is None
+        finished = True
+    while running:
+        settle()
+    # a strategy that proposed nothing in a space that holds candidates has not searched it
+    finished = finished and (bool(search.records) or next(iter(space), None) is None)
     bar.close()
     visits.close(finished)
     return Exploration(search.records, strategy, time.perf_counter() - began, skipped, search.seen,
                        None if visits.search is None else visits.search.id, visits.resumed, finished, budget,
                        searching - budget.started, (first_proposed or time.perf_counter()) - searching)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What a runner without submit gave at once, as a handle."""
+
+    outcome: Outcome
+
+    def result(self) -> Outcome:
+        return self.outcome
+
+
+def _submit(runner: Runner, schedule: Schedule, recipe: Recipe, candidate: Candidate, problem: Problem,
+            repeats: int):
+    """The candidate started on the runner: a handle whose result() is its Outcome (a runner with
+    several slots returns before it has run)."""
+    submit = getattr(runner, "submit", None)
+    if submit is None:
+        return _Ran(runner(schedule, recipe, candidate, problem, repeats))
+    return submit(schedule, recipe, candidate, problem, repeats)
 
 
 # ---------------------------------------------------------------- reading the results

@@ -114,7 +114,10 @@ def _from_edge_index(index: np.ndarray, n: int, weights, where: str) -> Edges:
 
 def read_batch(graphs, num_nodes=None, edge_weight=None, weight: str = "weight", null_value: float = 0,
                directed: bool = True) -> Batch:
-    """Any of solve_batch's inputs as flat arrays (see solve_batch for the forms)."""
+    """Any of solve_batch's inputs as flat arrays (see solve_batch for the forms; a Batch is taken as
+    it is)."""
+    if isinstance(graphs, Batch):
+        return graphs if directed else _both_ways(graphs)
     if isinstance(graphs, np.ndarray) and graphs.ndim == 2 and graphs.shape[0] == 2 and num_nodes is not None:
         parts = _split_joined(graphs, np.asarray(num_nodes, dtype=np.int64), edge_weight)
     else:

@@ -137,7 +137,10 @@ def read_batch(graphs, num_nodes=None, edge_weight=None, weight: str = "weight",
         if door == "edge_index":
             return _edge_index_list([_edge_index_of(g) for g in graphs], [_vertices_of(g) for g in graphs],
                                     None, directed)
-        if door is not None:
+        batch = _networkx_list(graphs, weight) if door == "networkx" else None
+        if batch is not None:
+            return batch if directed else _both_ways(batch)
+        if door not in (None, "networkx"):
             batch = (_sparse_list if door == "sparse" else _dense_list)(graphs, null_value)
             return batch if directed else _both_ways(batch)
         parts = [_one_graph(graph, g, weight, null_value) for g, graph in enumerate(graphs)]
@@ -152,7 +155,8 @@ _SPARSE_FORMATS = ("csr", "csc", "coo")
 def _list_door(graphs: Sequence) -> str | None:
     """The one kind every graph of a list is, read as a whole: 'edge_index' ((edge_index, n) pairs and
     PyG-like objects), 'sparse' (square scipy CSR, CSC or COO matrices), 'dense' (square real 2-D
-    arrays); None for an empty or mixed list, read graph by graph."""
+    arrays), 'networkx' (graphs and digraphs, not multigraphs); None for an empty or mixed list, read
+    graph by graph."""
     if not graphs:
         return None
     if all(hasattr(g, "edge_index") and hasattr(g, "num_nodes") or (isinstance(g, tuple) and len(g) == 2
@@ -164,7 +168,41 @@ def _list_door(graphs: Sequence) -> str | None:
     if all(type(g) is np.ndarray and g.ndim == 2 and g.shape[0] == g.shape[1] and g.dtype.kind in "iuf"
            for g in graphs):
         return "dense"
+    if all(type(g).__module__.startswith("networkx") and hasattr(g, "adjacency") and not g.is_multigraph()
+           for g in graphs):
+        return "networkx"
     return None
+
+
+def _networkx_list(graphs: Sequence, weight: str) -> Batch | None:
+    """A list of networkx graphs (not multigraphs): every graph's arcs gathered from its adjacency into
+    one list a field, then read as arrays once. None where a weight is not a number: the graph-by-graph
+    reading names the edge."""
+    sources: list[int] = []
+    targets: list[int] = []
+    values: list = []
+    counts = np.empty(len(graphs), dtype=np.int64)
+    for g, graph in enumerate(graphs):
+        # (an undirected graph's adjacency holds each edge both ways)
+        arcs = [(u, v, data.get(weight, 1)) for u, neighbours in graph.adjacency() for v, data in neighbours.items()]
+        counts[g] = len(arcs)
+        if arcs:
+            heads, tails, weighs = zip(*arcs)
+            nodes = list(graph)
+            if nodes != list(range(len(nodes))):  # (vertices named other than 0..n-1 in order)
+                index = {node: position for position, node in enumerate(nodes)}
+                heads, tails = [index[u] for u in heads], [index[v] for v in tails]
+            sources.extend(heads)
+            targets.extend(tails)
+            values.extend(weighs)
+    weights = np.array(values) if values else np.empty(0)
+    if weights.dtype.kind not in "biuf":
+        return None
+    weights = weights.astype(np.float64)
+    check_weights(weights, "the batch's networkx graphs")
+    sizes = np.fromiter(map(len, graphs), dtype=np.int64, count=len(graphs))
+    return Batch(sizes, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), np.array(sources, dtype=np.int32),
+                 np.array(targets, dtype=np.int32), weights, _integers(weights))
 
 
 def _edge_index_of(graph) -> np.ndarray:

@@ -296,3 +296,39 @@ def test_a_list_read_as_a_whole_equals_graph_by_graph(sizes, seed):
                                                 for i, g in enumerate(graphs)])
         for field in dataclasses.fields(whole):
             assert np.array_equal(getattr(whole, field.name), getattr(one_by_one, field.name)), field.name
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=6), st.integers(0, 2**32 - 1))
+def test_a_list_of_networkx_graphs_read_as_a_whole_gives_each_graphs_arcs(sizes, seed):
+    """Graphs and digraphs mixed, vertices named in any order, weights missing (1) or given, self-loops:
+    the adjacency walk gives each graph the arcs reading it alone gives (an undirected self-loop once,
+    not twice)."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for n in sizes:
+        graph = (nx.Graph if rng.random() < 0.5 else nx.DiGraph)()
+        names = [f"v{x}" for x in rng.permutation(n)] if rng.random() < 0.5 else list(range(n))
+        graph.add_nodes_from(names)
+        for u in range(n):
+            for v in range(n):
+                if rng.random() < 0.3:
+                    graph.add_edge(names[u], names[v], **({"weight": int(rng.integers(-2, 5))} if rng.random() < 0.7
+                                                         else {}))
+        graphs.append(graph)
+    assert polyfw.batch._list_door(graphs) == "networkx"
+    whole = read_batch(graphs)
+    one_by_one = polyfw.batch._concatenate([polyfw.batch._one_graph(g, i, "weight", 0) for i, g in enumerate(graphs)])
+    assert np.array_equal(whole.sizes, one_by_one.sizes) and whole.integer == one_by_one.integer
+    for g in range(len(graphs)):
+        def arcs(batch):
+            part = slice(batch.indptr[g], batch.indptr[g + 1])
+            return set(zip(batch.sources[part].tolist(), batch.targets[part].tolist(), batch.weights[part].tolist()))
+
+        assert arcs(whole) == arcs(one_by_one)
+
+
+def test_a_networkx_weight_that_is_not_a_number_is_named():
+    graphs = [nx.path_graph(3), nx.Graph([(0, 1, {"weight": "heavy"})])]
+    with pytest.raises(GraphInputError, match="attribute 'weight' = 'heavy' is not a number"):
+        read_batch(graphs)

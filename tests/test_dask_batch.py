@@ -93,7 +93,8 @@ def test_explore_times_candidates_on_the_workers_and_names_their_machine(client,
     client.wait_for_workers(2)  # (the worker an earlier test killed is back)
     address = client.scheduler.address.removeprefix("tcp://")
     arguments = ["explore", "--n", "48", "--strategy", "random", "--max-candidates", "3", "--repeats", "1",
-                 "--no-calibrate", "--no-ceiling", "--store", str(tmp_path / "s.sqlite"), "--runner", f"dask://{address}"]
+                 "--no-calibrate", "--no-ceiling", "--store", str(tmp_path / "s.sqlite"),
+                 "--runner", f"dask://{address}"]
     assert main(arguments) == 0
     assert "3 measured" in capsys.readouterr().out
     with Store(tmp_path / "s.sqlite") as store:

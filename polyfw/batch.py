@@ -257,14 +257,15 @@ def _expand_sparse(kinds, counts, major, major_counts, minor, sources, targets):
 
 def _dense_list(graphs: Sequence, null_value: float) -> Batch:
     """A list of dense matrices: flattened into one array, then two compiled passes over the graphs in
-    parallel, one counting each graph's arcs (finite entries other than null_value), one gathering them."""
+    parallel, one counting each graph's arcs (finite entries other than null_value) and checking the
+    weights, one gathering them."""
     sizes = np.array([g.shape[0] for g in graphs], dtype=np.int64)
     flat = np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in graphs])
-    check_weights(flat, "the batch's dense matrices")
     null = float(null_value)
     starts = np.concatenate([[0], np.cumsum(sizes * sizes)]).astype(np.int64)
     counts = np.zeros(sizes.size, dtype=np.int64)
-    _count_dense_arcs(flat, starts, sizes, null, counts)
+    if not _count_dense_arcs(flat, starts, sizes, null, counts):
+        check_weights(flat, "the batch's dense matrices")  # (which entry, and why)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     sources, targets = np.empty(indptr[-1], dtype=np.int32), np.empty(indptr[-1], dtype=np.int32)
     weights = np.empty(indptr[-1], dtype=np.float64)
@@ -274,11 +275,17 @@ def _dense_list(graphs: Sequence, null_value: float) -> Batch:
 
 @njit(parallel=True, cache=True)
 def _count_dense_arcs(flat, starts, sizes, null, counts):
+    """Each graph's arcs counted into `counts`, in the same pass as the weights' check: whether every
+    entry is allowed (no NaN, no -inf)."""
+    allowed = 0
     for g in prange(sizes.size):
-        found = 0
+        found, fine = 0, True
         for x in flat[starts[g]:starts[g + 1]]:
             found += np.isfinite(x) and x != null
+            fine &= x > -np.inf
         counts[g] = found
+        allowed += fine
+    return allowed == sizes.size
 
 
 @njit(parallel=True, cache=True)

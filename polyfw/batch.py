@@ -22,7 +22,7 @@ from codegen.intrinsics import vector_width
 from schedules.batch import batch_schedule
 from tiling.semirings import INTEGER_INF
 
-from .dask_batch import is_bag
+from .dask_batch import is_bag, solve_partitions
 from .errors import NegativeCycleError
 from .graphs.edges import Edges, GraphInputError
 from .graphs.inputs import check_weights, edges_or_dense, null_as_inf
@@ -507,16 +507,14 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     them (polyfw.dask_batch).
     """
     if client is not None or is_bag(graphs):
-        from .dask_batch import solve_partitions
-
         if client is None:
             from distributed import default_client
 
             client = default_client()
-        return solve_partitions(graphs, client, store=store, num_nodes=num_nodes, edge_weight=edge_weight,
-                                directed=directed, padded=padded, unreachable=unreachable, padding=padding,
-                                dtype=dtype, predecessors=predecessors, weight=weight, null_value=null_value,
-                                layout=layout, target=target)
+        return solve_partitions(graphs, client, solve_batch, read_batch, store=store, num_nodes=num_nodes,
+                                edge_weight=edge_weight, directed=directed, padded=padded, unreachable=unreachable,
+                                padding=padding, dtype=dtype, predecessors=predecessors, weight=weight,
+                                null_value=null_value, layout=layout, target=target)
     if store is not None:
         raise ValueError("store= is where a dask cluster's workers write their partitions: pass client= too")
     if target not in TARGETS:

@@ -13,7 +13,7 @@ A worker that dies takes its partitions with it. The scheduler runs them again o
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,9 +45,11 @@ def is_bag(graphs: Any) -> bool:
     return type(graphs).__module__.startswith("dask.bag") and hasattr(graphs, "to_delayed")
 
 
-def solve_partitions(partitions, client, *, store: str | os.PathLike | None = None, **options) -> list:
+def solve_partitions(partitions, client, solve: Callable, read: Callable, *, store: str | os.PathLike | None = None,
+                     **options) -> list:
     """Solve each partition of `partitions` (a dask.bag.Bag, or a sequence of lists of graphs) with
-    solve_batch(partition, **options) on the workers of `client` (a dask.distributed.Client).
+    solve(partition, **options) on the workers of `client` (a dask.distributed.Client); `solve` and
+    `read` are polyfw.batch's solve_batch and read_batch (handed in: this module sits below them).
 
     Returns one future a partition, in order, holding what solve_batch returns for it; with `store`
     (a directory the workers can write), the future holds a StoredPartition naming the .npy file
@@ -65,25 +67,21 @@ def solve_partitions(partitions, client, *, store: str | os.PathLike | None = No
     if is_bag(partitions):
         import dask
 
-        solve = dask.delayed(_solve_partition, pure=False)
-        return [client.compute(solve(part, index, store, options))
+        solving = dask.delayed(_solve_partition, pure=False)
+        return [client.compute(solving(solve, part, index, store, options))
                 for index, part in enumerate(partitions.to_delayed())]
     if not isinstance(partitions, Sequence) or isinstance(partitions, (str, bytes)):
         raise TypeError(f"partitions must be a dask.bag.Bag or a sequence of lists of graphs, got "
                         f"{type(partitions).__name__}")
     # a partition read here travels as a few flat arrays (a list of 25,000 small graphs pickles 10x slower)
-    from .batch import read_batch
-
-    read = {name: options.pop(name) for name in ("weight", "null_value", "directed") if name in options}
-    return [client.submit(_solve_partition, read_batch(part, **read), index, store, options, pure=False)
+    reading = {name: options.pop(name) for name in ("weight", "null_value", "directed") if name in options}
+    return [client.submit(_solve_partition, solve, read(part, **reading), index, store, options, pure=False)
             for index, part in enumerate(partitions)]
 
 
-def _solve_partition(graphs: list, index: int, store: str | None, options: dict):
+def _solve_partition(solve: Callable, graphs, index: int, store: str | None, options: dict):
     """On a worker: one partition's solve_batch, kept as the future's value or written to `store`."""
-    from .batch import Batch, solve_batch
-
-    found = solve_batch(graphs if isinstance(graphs, Batch) else list(graphs), **options)
+    found = solve(graphs, **options)
     if store is None:
         return found
     distances, pred = found if isinstance(found, tuple) else (found, None)

@@ -76,10 +76,11 @@ class Asked:
     def prices_skips(self, n: int, arcs: int | None, sparse_input: bool) -> bool:
         """Whether method='auto' prices a dense run by the tile-layers it would skip on this input: a
         sparse one that Floyd-Warshall on the CPU would run in nested-dissection order."""
+        if not (self.method == "auto" and sparse_input and not self.predecessors and self.schedule == "auto"
+                and self.tile is None and self.kappa is None and arcs is not None and worth_reordering(n, arcs)):
+            return False  # (every small call stops here)
         target = find_target(self.target)
-        return (self.method == "auto" and self.ring is MIN_PLUS and sparse_input and not self.predecessors
-                and target.on_cpu and not target.collective and self.schedule == "auto" and self.tile is None
-                and self.kappa is None and worth_reordering(n, arcs))
+        return self.ring is MIN_PLUS and target.on_cpu and not target.collective
 
     @property
     def as_scipy(self) -> bool:

@@ -2,10 +2,10 @@
 
 The search stays in the process that explores: its strategy, model, proofs, store, resume and
 budgets are unchanged. Each proved candidate is sent to a worker as its recipe, built there, checked
-exactly against the problem's answer and timed by RunHere in the worker's process, one measurement at
-a time per worker (a cluster-wide lock named after the worker, so that two searches sharing a worker
-never time at once). The record names the machine that measured it: the worker's CPU key and
-description, with its address.
+exactly against the problem's answer and timed by RunHere in the worker's process. A machine times one
+candidate at a time: a cluster-wide lock named after the worker's host, so that workers sharing a
+machine (or two searches sharing a cluster) take turns; the search keeps one candidate running a host.
+The record names the machine that measured it: the worker's CPU key and description, with its address.
 """
 from __future__ import annotations
 

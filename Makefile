@@ -6,14 +6,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.polyfw-installed
 export OMP_WAIT_POLICY := passive
 
-.PHONY: demo test install clean
+.PHONY: demo test docs install clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,mpi]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,mpi,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -27,7 +27,14 @@ test: $(STAMP)
 	    POLYFW_ISA=$$isa $(BIN)/python -m pytest -q -m "isa and not slow" || exit 1; \
 	done
 	PYTHON=$(PYTHON) bash scripts/wheel_check.sh
+	$(MAKE) docs
 	$(BIN)/python -m pytest -n auto
 
+# the documentation site, from docs/ (pages, the notebooks' committed outputs, the docstrings, the benchmarks'
+# records); any warning fails the build. Open docs/_build/html/index.html.
+docs: $(STAMP)
+	rm -rf docs/_build
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis docs/_build docs/performance.md

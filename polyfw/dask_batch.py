@@ -48,7 +48,7 @@ def is_bag(graphs: Any) -> bool:
 def solve_partitions(partitions, client, solve: Callable, read: Callable, *, store: str | os.PathLike | None = None,
                      **options) -> list:
     """Solve each partition of `partitions` (a dask.bag.Bag, or a sequence of lists of graphs) with
-    solve(partition, **options) on the workers of `client` (a dask.distributed.Client); `solve` and
+    `solve(partition, **options)` on the workers of `client` (a dask.distributed.Client); `solve` and
     `read` are polyfw.batch's solve_batch and read_batch (handed in: this module sits below them).
 
     Returns one future a partition, in order, holding what solve_batch returns for it; with `store`

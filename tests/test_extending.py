@@ -1,6 +1,6 @@
 """Extending polyfw: a toy target, a toy search strategy and a toy semiring, each declared here with
 one registration line, reach solve, explore and the command line without any other change; and
-README's tables are the registries' own."""
+the documentation's tables are the registries' own."""
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +16,11 @@ from polyfw.explore import Space, Store, explore
 from polyfw.explore.strategies import STRATEGIES, Search, Strategy
 from polyfw.explore.strategies import register as register_strategy
 from polyfw.graphs import random_graph
-from polyfw.cli.registry_tables import render
+from polyfw.cli.registry_tables import render, unplaced_tables
 from tiling.semirings import MAX, MUL, SEMIRINGS, Semiring
 from tiling.semirings import register as register_semiring
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGES = sorted((Path(__file__).resolve().parents[1] / "docs").glob("*.md"))
 
 
 # ---------------------------------------------------------------- a toy target
@@ -136,7 +136,7 @@ def test_the_toys_run_through_the_command_line(registered, tmp_path, capsys):
                  "largest-tiles-first", "--families", "classic", "--repeats", "1", "--no-ceiling",
                  "--store", str(tmp_path / "s.sqlite"), "--plot", str(tmp_path / "p.png")]) == 0
     assert "counting" in capsys.readouterr().out
-    assert main(["docs", "--readme", str(README)]) == 0
+    assert main(["docs", *map(str, PAGES)]) == 0
     tables = capsys.readouterr().out
     assert all(f"`{name}`" in tables for name in ("counting", "largest-tiles-first", "max-times"))
     assert main(["info"]) == 0
@@ -144,8 +144,9 @@ def test_the_toys_run_through_the_command_line(registered, tmp_path, capsys):
     assert all(name in listed for name in ("counting", "largest-tiles-first", "max-times"))
 
 
-def test_readme_tables_are_the_registries():
-    """A target, family, strategy or semiring registered in polyfw is in README's tables as rendered
-    (`polyfw docs --write` renders them)."""
-    text = README.read_text()
-    assert render(text) == text, "README's registry tables are stale: run `polyfw docs --write`"
+def test_documented_tables_are_the_registries():
+    """A target, family, strategy or semiring registered in polyfw is in the documentation's tables as
+    rendered (`polyfw docs --write` renders them), each table on one page."""
+    texts = [page.read_text() for page in PAGES]
+    assert not unplaced_tables(texts)
+    assert all(render(text) == text for text in texts), "docs' registry tables are stale: run `polyfw docs --write`"

@@ -28,7 +28,7 @@ from .registry import Registry
 from .render import fill
 
 #: The int32 infinity, written once: INF + INF = 2**31 - 2 still fits, so a kernel may add two
-#: INF entries without overflow, and with |weights| bounded every real path stays far below it.
+#: INF entries without overflow, and with the weights bounded every real path stays far below it.
 INT32_INF = 2**30 - 1
 #: The int16 infinity, the type's largest value: twice int32's lanes per vector, but no room above
 #: INF, so int16 sums saturate (SATURATING): INF + w stays INF for w >= 0 and no sum wraps.

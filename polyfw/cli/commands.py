@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -43,7 +44,7 @@ from ..machine.ceiling import measure as measure_ceiling
 from ..machine.info import machine_report
 from ..progress import bar as progress_bar
 from ..progress import say_above
-from .registry_tables import registered, render
+from .registry_tables import registered, render, unplaced_tables
 from .usage import UsageError
 
 
@@ -59,14 +60,20 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    with open(args.readme) as handle:
-        rendered = render(handle.read())
+    pages = [Path(page) for page in args.pages] or sorted(Path("docs").glob("*.md"))
+    texts = {page: page.read_text() for page in pages}
+    unplaced = unplaced_tables(list(texts.values()))
+    if unplaced:
+        raise UsageError(f"no page of {', '.join(map(str, pages)) or '(none)'} holds the table of "
+                         f"{', '.join(unplaced)}: give the pages of docs/ (run from the source tree's root)")
+    rendered = {page: render(text) for page, text in texts.items()}
     if not args.write:
-        print(rendered, end="")
+        print("".join(text for text in rendered.values() if "<!-- registry:" in text), end="")
         return 0
-    with open(args.readme, "w") as handle:
-        handle.write(rendered)
-    print(f"wrote the registry tables into {args.readme}")
+    for page, text in rendered.items():
+        if text != texts[page]:
+            page.write_text(text)
+            print(f"wrote the registry tables into {page}")
     return 0
 
 

@@ -172,8 +172,10 @@ def _info(parser: argparse.ArgumentParser) -> None:
 
 
 def _docs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--readme", default="README.md", help="the file whose registry tables are rendered")
-    parser.add_argument("--write", action="store_true", help="write them into it (else print the file as rendered)")
+    parser.add_argument("pages", nargs="*", help="the Markdown pages whose registry tables are rendered "
+                                                 "(default: docs/*.md of the current directory)")
+    parser.add_argument("--write", action="store_true", help="write them into the pages (else print the pages "
+                                                              "that hold tables, as rendered)")
 
 
 def _solve(parser: argparse.ArgumentParser) -> None:
@@ -387,7 +389,7 @@ COMMANDS: tuple[Command, ...] = (
     ("deps", "print the exact and relaxed dependence models", _deps, _Handler("commands.cmd_deps")),
     ("info", "the CPU, its ISA and vector width, and the register blocks chosen on it",
      _info, _Handler("commands.cmd_info")),
-    ("docs", "README's tables of the registered targets, families, semirings and strategies", _docs,
+    ("docs", "the documentation's tables of the registered targets, families, semirings and strategies", _docs,
      _Handler("commands.cmd_docs")),
     ("solve", "all-pairs shortest paths of a graph file", _solve, _Handler("solving.cmd_solve")),
     ("mpi-info", "the MPI world, its process grid, and a schedule's messages on it", _mpi_info,

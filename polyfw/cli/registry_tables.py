@@ -1,7 +1,7 @@
-"""README's tables of the extension points, rendered from the registries.
+"""The documentation's tables of the extension points, rendered from the registries.
 
-Each table sits in README.md between `<!-- registry:NAME -->` and `<!-- end registry:NAME -->`;
-`polyfw docs --write` renders them again and a test fails when README and the registries
+Each table sits in one page of docs/ between `<!-- registry:NAME -->` and `<!-- end registry:NAME -->`;
+`polyfw docs --write` renders them again and a test fails when the pages and the registries
 disagree, so a registered target, family, strategy or semiring is documented by registering it.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ from tiling.semirings import SEMIRINGS
 from ..explore.strategies import STRATEGIES
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table of text cells."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
@@ -25,14 +26,14 @@ def _names(items: Sequence) -> str:
 
 
 def targets_table() -> str:
-    return _table(("target", "what runs", "dtypes", "options", "explore searches"),
-                  [(f"`{t.name}`", t.help, ", ".join(t.dtypes), _names(o.name for o in t.options),
-                    _names(("tile", *t.search_axes))) for t in TARGETS.values()])
+    return markdown_table(("target", "what runs", "dtypes", "options", "explore searches"),
+                          [(f"`{t.name}`", t.help, ", ".join(t.dtypes), _names(o.name for o in t.options),
+                            _names(("tile", *t.search_axes))) for t in TARGETS.values()])
 
 
 def families_table() -> str:
-    return _table(("family", "what it is", "parameters"),
-                  [(f"`{f.name}`", f.help, _names(p.name for p in f.parameters)) for f in FAMILIES.values()])
+    return markdown_table(("family", "what it is", "parameters"),
+                          [(f"`{f.name}`", f.help, _names(p.name for p in f.parameters)) for f in FAMILIES.values()])
 
 
 def _no_path(ring) -> str:
@@ -42,13 +43,15 @@ def _no_path(ring) -> str:
 
 
 def semirings_table() -> str:
-    return _table(("semiring", "⊕, ⊗", "answers", "no path", "dtypes", "proved schedules"),
-                  [(f"`{r.name}`", f"{r.plus.name}, {r.times.name}", r.meaning, _no_path(r), ", ".join(r.dtypes),
-                    "yes" if r.selective else "refused (⊕ not selective)") for r in SEMIRINGS.values()])
+    return markdown_table(("semiring", "⊕, ⊗", "answers", "no path", "dtypes", "proved schedules"),
+                          [(f"`{r.name}`", f"{r.plus.name}, {r.times.name}", r.meaning, _no_path(r),
+                            ", ".join(r.dtypes), "yes" if r.selective else "refused (⊕ not selective)")
+                           for r in SEMIRINGS.values()])
 
 
 def strategies_table() -> str:
-    return _table(("strategy", "how it proposes candidates"), [(f"`{s.name}`", s.help) for s in STRATEGIES.values()])
+    return markdown_table(("strategy", "how it proposes candidates"),
+                          [(f"`{s.name}`", s.help) for s in STRATEGIES.values()])
 
 
 def registered() -> str:
@@ -61,13 +64,24 @@ TABLES: dict[str, Callable[[], str]] = {"targets": targets_table, "families": fa
                                         "semirings": semirings_table, "strategies": strategies_table}
 
 
-def render(readme: str) -> str:
-    """`readme` with every registry table rendered anew (text outside the markers kept)."""
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- registry:{name} -->", f"<!-- end registry:{name} -->"
+
+
+def render(page: str) -> str:
+    """`page` with each registry table it holds rendered anew (text outside the markers kept)."""
     for name, table in TABLES.items():
-        start, end = f"<!-- registry:{name} -->", f"<!-- end registry:{name} -->"
-        if start not in readme or end not in readme:
-            raise ValueError(f"README has no {start} ... {end} block for the {name} table")
-        head, _, rest = readme.partition(start)
+        start, end = _markers(name)
+        if start not in page:
+            continue
+        head, _, rest = page.partition(start)
+        if end not in rest:
+            raise ValueError(f"the page opens {start} but never closes it with {end}")
         _, _, tail = rest.partition(end)
-        readme = f"{head}{start}\n{table()}\n{end}{tail}"
-    return readme
+        page = f"{head}{start}\n{table()}\n{end}{tail}"
+    return page
+
+
+def unplaced_tables(pages: Sequence[str]) -> list[str]:
+    """The registries whose table none of `pages` holds (each must be documented somewhere)."""
+    return [name for name in TABLES if not any(_markers(name)[0] in page for page in pages)]

@@ -1,4 +1,4 @@
-"""Search strategies as plug-ins: each is one declaration that `explore`, the CLI and the README read.
+"""Search strategies as plug-ins: each is one declaration that `explore`, the CLI and the documentation read.
 
 A strategy proposes candidates: `propose(search)` yields them in the order to visit them, and as a
 generator it resumes after each visit, so it sees every record (search.records) before it proposes

@@ -43,6 +43,7 @@ from scipy.sparse.csgraph import shortest_path  # noqa: E402
 
 import polyfw  # noqa: E402
 from polyfw.graphs.datasets import molecule_like  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 UNREACHABLE = 510
 #: issue 55: every door of solve_batch within this factor of the fastest
@@ -172,14 +173,21 @@ def door_table(graphs, sizes, repeats: int) -> None:
     loop = timed(lambda: [shortest_path(m, method="auto", unweighted=True) for m in csr], repeats)[0]
     rows[SCIPY_LOOP] = loop * len(graphs) / len(csr)
     fastest = min(seconds for name, seconds in rows.items() if name.startswith("solve_batch"))
-    print(f"\nevery door, {len(graphs):,} graphs, median of {repeats} (bound: each door within {DOOR_BOUND}x the "
-          "fastest door)")
-    print(f"{'input':60} {'graphs/s':>12} {'over the fastest door':>22}")
-    for name, seconds in rows.items():
-        print(f"{name:60} {len(graphs) / seconds:12,.0f} {seconds / fastest:21.2f}x")
+    print_and_record("batch", f"every door, {len(graphs):,} graphs",
+                     ["input", "graphs/s", "time over the fastest door"],
+                     [[name, round(len(graphs) / taken), round(taken / fastest, 2)] for name, taken in rows.items()],
+                     note=f"median of {repeats}; bound: each door within {DOOR_BOUND}x the fastest door")
     scipy_list = rows["solve_batch, scipy CSR"]
     print(f"a scipy user's CSR list: {rows[SCIPY_LOOP] / scipy_list:.1f}x a scipy loop, "
           f"{rows['plain padded Numba kernel'] / scipy_list:.2f}x the plain padded kernel")
+
+
+def method_table(title: str, per_graph: dict[str, float], note: str) -> None:
+    """Each method's seconds a graph as graphs per second, and as a multiple of solve_batch's defaults."""
+    ours = per_graph["solve_batch (defaults)"]
+    print_and_record("batch", title, ["method", "graphs/s", "solve_batch is (x faster)"],
+                     [[name, round(1 / seconds), round(seconds / ours, 2)] for name, seconds in per_graph.items()],
+                     note=note)
 
 
 def main() -> None:
@@ -245,11 +253,7 @@ def main() -> None:
         part = min(args.graphormer_graphs, len(graphs))
         rows[f"Graphormer Cython (first {part:,} graphs)"] = timed(
             lambda: graphormer_loop(algos, graphs[:part], sizes[:part]), args.repeats)[0] / part
-    ours_per_graph = rows["solve_batch (defaults)"]
-    print(f"\nunweighted hop distances, {len(graphs):,} graphs, median of {args.repeats}")
-    print(f"{'method':48} {'graphs/s':>12} {'solve_batch is':>15}")
-    for name, per_graph in rows.items():
-        print(f"{name:48} {1 / per_graph:12,.0f} {per_graph / ours_per_graph:14.2f}x")
+    method_table(f"unweighted hop distances, {len(graphs):,} graphs", rows, f"median of {args.repeats}")
 
     weighted = {}
     reference = ours(edge_weight=bond_weights)()
@@ -265,10 +269,8 @@ def main() -> None:
     for method in () if args.no_scipy else ("auto", "FW", "D"):
         weighted[f"scipy loop, method={method!r}"] = timed(
             lambda: scipy_loop(graphs, sizes, method, bond_weights), args.repeats)[0] / len(graphs)
-    print(f"\nweighted (bond weights 1-10), {len(graphs):,} graphs; answers checked on the first {few:,}")
-    print(f"{'method':48} {'graphs/s':>12} {'solve_batch is':>15}")
-    for name, per_graph in weighted.items():
-        print(f"{name:48} {1 / per_graph:12,.0f} {per_graph / weighted['solve_batch (defaults)']:14.2f}x")
+    method_table(f"weighted (bond weights 1-10), {len(graphs):,} graphs", weighted,
+                 f"median of {args.repeats}; answers checked on the first {few:,}")
 
 
 if __name__ == "__main__":

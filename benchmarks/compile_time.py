@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from record import Table  # (benchmarks/record.py)
+
 _RUN = """
 import time
 started = time.perf_counter()
@@ -40,15 +42,17 @@ def main() -> None:
     parser.add_argument("--dtypes", nargs="+", default=["float32", "int32"])
     parser.add_argument("--n", type=int, default=4096)
     args = parser.parse_args()
+    table = Table("compile_time", f"compile time of generate, n = {args.n}",
+                  ["dtype", "family", "first generate s", "import s", "generate in a new process, cache filled s"],
+                  note="an empty cache, then the same cache in a fresh interpreter")
     for dtype in args.dtypes:
         with tempfile.TemporaryDirectory(prefix="polyfw-cold-") as cache:
             for family, extra in (("classic", ""), ("generalized", ", kappa=4"), ("recursive", "")):
                 code = _RUN.format(family=family, n=args.n, extra=extra, dtype=dtype)
                 first = timed(code, cache)
                 again = timed(code, cache)
-                print(f"{dtype:8s} {family:12s} n = {args.n}: first generate {first[1]:6.2f} s "
-                      f"(import {first[0]:.1f} s), in a new process with the cache filled {again[1]:5.2f} s",
-                      flush=True)
+                table.add(dtype, family, round(first[1], 2), round(first[0], 1), round(again[1], 2))
+    table.record()
 
 
 if __name__ == "__main__":

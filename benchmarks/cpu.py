@@ -62,6 +62,7 @@ from tiling.semirings import semiring  # noqa: E402
 
 import road  # noqa: E402  (benchmarks/road.py)
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128", "classic:tile=128,runtime=dataflow", "classic:tile=256,runtime=dataflow",
@@ -310,38 +311,45 @@ def thread_scaling(n: int, dtypes: list[str], rounds: int) -> list[dict]:
     return found
 
 
-def scaling_table(rows: list[dict]) -> list[str]:
-    lines = ["| n | dtype | runtime | threads | G/s | parallel efficiency | target |", "|---|---|---|---|---|---|---|"]
-    for row in rows:
-        target = verdict(row["efficiency"], SCALING_TARGET) if row["threads"] > 1 else ""
-        lines.append(f"| {row['n']} | {row['dtype']} | {row['runtime']} (classic tile {row['tile']}) | "
-                     f"{row['threads']} | {row['rate'] / 1e9:.1f} | {row['efficiency']:.0%} | {target} |")
-    return lines
+def scaling_table(rows: list[dict], note: str) -> None:
+    """Rate and parallel efficiency per runtime and thread count, judged against SCALING_TARGET."""
+    print_and_record("cpu", "thread scaling of the tuned classic tile",
+                     ["n", "dtype", "runtime", "tile", "threads", "G/s", "parallel efficiency %", "target"],
+                     [[row["n"], row["dtype"], row["runtime"], row["tile"], row["threads"], round(row["rate"] / 1e9, 1),
+                       percent(row["efficiency"]),
+                       verdict(row["efficiency"], SCALING_TARGET) if row["threads"] > 1 else ""] for row in rows],
+                     note=note)
 
 
 def verdict(value: float, target: float | None) -> str:
     return "" if target is None else f">= {target:.0%}: {'met' if value >= target else 'missed'}"
 
 
-def dtype_table(rows: list[dict], ceiling: PairedCeiling | None) -> list[str]:
-    """The table: per dtype and n, the ceiling of the run (start, end, paired) and solve's default path
-    as a share of the stable ceiling (the target's judge) and of the paired samples."""
-    lines = ["| dtype (semiring) | call | n | ceiling G/s: start (best shape) / end / paired median / stable | polyfw G/s | "
-             "share of the stable ceiling | paired share | target |", "|---|---|---|---|---|---|---|---|"]
+def percent(share: float | None) -> int | None:
+    """A share as whole percent, the form the tables print (None where no ceiling judged it)."""
+    return None if share is None else round(100 * share)
+
+
+def dtype_table(rows: list[dict], ceiling: PairedCeiling | None, note: str) -> None:
+    """The table: per dtype and n, the ceiling of the run (start, end, paired; the stable one, the target's
+    judge, apart) and solve's default path as a share of the stable ceiling and of the paired samples."""
+    table = []
     for row in rows:
         dtype = row["dtype"]
         found = ceiling.found[dtype] if ceiling is not None else None
-        ceiling_text = (f"{found['best'] / 1e9:.1f} ({found['best_shape'][0]}x{found['best_shape'][1]}) / "
-                        f"{ceiling.after.get(dtype, float('nan')) / 1e9:.1f} / {row['ceiling'] / 1e9:.1f} / "
-                        f"{ceiling.stable(dtype) / 1e9:.1f}"
-                        if found else "—")
-        stable = row["rate"] / ceiling.stable(dtype) if found else None
-        paired = row.get("share")
-        lines.append(f"| {dtype} ({RINGS[dtype].label}) | {row['name'].split(' ', 1)[1]} | {row['n']} | "
-                     f"{ceiling_text} | {row['rate'] / 1e9:.1f} | {'—' if stable is None else f'{stable:.0%}'} | "
-                     f"{'—' if paired is None else f'{paired:.0%}'} | "
-                     f"{verdict(stable, row['target']) if stable is not None else ''} |")
-    return lines
+        detail = stable = share = None
+        if found:
+            detail = (f"{found['best'] / 1e9:.1f} ({found['best_shape'][0]}x{found['best_shape'][1]}) / "
+                      f"{ceiling.after.get(dtype, float('nan')) / 1e9:.1f} / {row['ceiling'] / 1e9:.1f}")
+            stable = ceiling.stable(dtype)
+            share = row["rate"] / stable
+        table.append([f"{dtype} ({RINGS[dtype].label})", row["name"].split(" ", 1)[1], row["n"], detail,
+                      None if stable is None else round(stable / 1e9, 1), round(row["rate"] / 1e9, 1), percent(share),
+                      percent(row.get("share")), "" if share is None else verdict(share, row["target"])])
+    print_and_record("cpu", "every dtype beside its own ceiling",
+                     ["dtype (semiring)", "call", "n", "ceiling G/s: start (best shape) / end / paired median",
+                      "stable ceiling G/s", "polyfw G/s", "share of the stable ceiling %", "paired share %", "target"],
+                     table, note=note)
 
 
 def hop_ratios(rows: list[dict]) -> list[str]:
@@ -420,11 +428,12 @@ def main() -> None:
                 scipy_floyd_warshall(graph)
                 scipy_seconds[n] = time.perf_counter() - clock
             best = max((name for name in measured if name.startswith("polyfw")), key=lambda k: measured[k]["rate"])
-            print(f"n = {n}, {dtype}, every schedule:")
-            for name, found in measured.items():
-                schedule_rows.append({"n": n, "dtype": dtype, "name": name, **found})
-                share = f" {found['share']:6.0%} of the paired ceiling" if "share" in found else ""
-                print(f"  {name:52s} {found['seconds']:8.3f} s {found['rate'] / 1e9:8.2f} G/s{share}")
+            schedule_rows += [{"n": n, "dtype": dtype, "name": name, **found} for name, found in measured.items()]
+            print_and_record("cpu", f"every schedule, n = {n}, {dtype}",
+                             ["contender", "median s", "G/s", "share of the paired ceiling %"],
+                             [[name, round(found["seconds"], 3), round(found["rate"] / 1e9, 2),
+                               percent(found.get("share"))] for name, found in measured.items()],
+                             note=f"medians of {args.rounds} interleaved rounds")
             ratios = [f"{measured[best]['rate'] / measured['naive Numba prange']['rate']:.1f}x naive",
                       f"{measured[best]['rate'] / measured['hand-written classic r=128']['rate']:.2f}x hand-written"]
             if n in scipy_seconds:
@@ -436,7 +445,7 @@ def main() -> None:
     road_found = dataflow = None
     if "road" in args.parts:
         road_found = road.compare(args.rounds)
-        print(f"Minnesota road network ({road_found['n']} vertices, {road_found['arcs']} arcs):")
+        road.table(road_found, "cpu", f"medians of {args.rounds} interleaved rounds")
         print("\n".join(road.report(road_found)), flush=True)
     if "dataflow" in args.parts:
         dataflow = dataflow_ratio(args.rounds)
@@ -449,11 +458,13 @@ def main() -> None:
     print(f"\nAll figures, one run ({cpu['model']}, {cpu['isa']}, {cpu['vector_bytes']}-byte vectors, "
           f"{numba.get_num_threads()} threads; medians of {args.rounds} interleaved rounds; the stable ceiling is the "
           f"best sample of the run (the start's sweep, the paired samples, the end's); paired shares are medians of rate / the dtype's ceiling "
-          f"sampled just before):\n")
+          f"sampled just before):")
+    note = f"{numba.get_num_threads()} threads; medians of {args.rounds} interleaved rounds"
     if rows:
-        print("\n".join(dtype_table(rows, ceiling)) + "\n")
+        dtype_table(rows, ceiling, note)
     if scaling:
-        print("\n".join(scaling_table(scaling)) + "\n")
+        scaling_table(scaling, note)
+    print()
     for line in [*hop_ratios(rows), *notes]:
         print(line)
     if road_found:

@@ -31,6 +31,7 @@ from distributed import Client, LocalCluster, wait  # noqa: E402
 import polyfw  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs.datasets import molecule_like  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 
 def main() -> None:
@@ -70,10 +71,13 @@ def main() -> None:
             started = time.perf_counter()
             wait(polyfw.solve_batch(partitions, client=client, store=store))
             seconds["store"].append(time.perf_counter() - started)
-    local = statistics.median(seconds["local"])
-    for what, times in seconds.items():
-        median = statistics.median(times)
-        print(f"  {what:<8} {median:7.3f} s  {args.graphs / median:>12,.0f} graphs/s  {local / median:5.2f}x local")
+    medians = {what: statistics.median(times) for what, times in seconds.items()}
+    print_and_record("dask_batch", f"solve_batch on a dask cluster, {args.graphs:,} graphs",
+                     ["contender", "median s", "graphs/s", "speed over local"],
+                     [[what, round(median, 3), round(args.graphs / median), round(medians["local"] / median, 2)]
+                      for what, median in medians.items()],
+                     note=f"{args.partitions} partitions; cluster: {where}; "
+                          f"medians of {args.repeats} interleaved rounds")
     client.close()
     if cluster is not None:
         cluster.close()

@@ -39,6 +39,7 @@ from schedules.simulate import (PRIORITIES, dataflow_times, priority_order, role
                                 stage_barrier_times)
 
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
+from record import Table  # noqa: E402  (benchmarks/record.py)
 
 FAMILIES = ["classic", "generalized:kappa=2", "recursive"]
 LISTS = {"dataflow": "own", "dataflow-shared": "shared"}
@@ -105,9 +106,10 @@ def main() -> None:
     print(f"CPU: {cpu['model']} (LLVM {cpu['llvm_cpu']}), {cpu['isa']}, {cpu['vector_bytes']}-byte vectors; "
           f"{threads} threads; {args.dtype}")
     dataflows = [f"{lists}, {SHORT[priority]}" for lists in LISTS.values() for priority in PRIORITIES]
-    predictions = [f"pred. {SHORT[priority]}" for priority in PRIORITIES]
-    print(f"{'n':>5} {'tile':>4} {'schedule':22s} {'barrier':>9} "
-          + " ".join(f"{x:>13}" for x in dataflows + predictions))
+    table = Table("dataflow", f"barrier against dataflow, {args.dtype}",
+                  ["n", "tile", "schedule", "barrier G relax/s", *(f"barrier / {name}" for name in dataflows),
+                   *(f"predicted barrier / dataflow, {SHORT[priority]}" for priority in PRIORITIES)],
+                  note=f"{threads} threads; medians of {args.rounds} interleaved rounds; above 1: dataflow faster")
     for n in args.sizes:
         for tile in args.tiles:
             if -(-n // tile) > 64:
@@ -120,18 +122,21 @@ def main() -> None:
                 barrier = times["barrier"]
                 gains = [barrier / times[name] for name in dataflows]
                 gains += predicted_gains(schedule, seconds, threads).values()
-                print(f"{n:5d} {tile:4d} {family:22s} {n**3 / barrier / 1e9:7.1f} G "
-                      + " ".join(f"{'x':>7}{gain:6.3f}" for gain in gains), flush=True)
-    print("one thread (the dataflow runtime's own cost):")
+                table.add(n, tile, family, round(n**3 / barrier / 1e9, 1), *(round(gain, 3) for gain in gains))
+    table.record()
     numba.set_num_threads(1)
+    table = Table("dataflow", f"one thread: the dataflow runtime's own cost, {args.dtype}",
+                  ["n", "tile", "dataflow / barrier", "µs more a tile-layer", "barrier µs a tile-layer"],
+                  note=f"dataflow: own, {SHORT[PRIORITY]}; medians of {args.rounds} interleaved rounds")
     for n, tile in ((2048, 128), (1024, 64)):
         runs, _ = contenders(f"classic:tile={tile}", n, args.dtype)
         flow = f"own, {SHORT[PRIORITY]}"
         times = measure({name: runs[name] for name in ("barrier", flow)}, n, args.dtype, args.rounds)
         ratio = times[flow] / times["barrier"]
-        per_tile = (times[flow] - times["barrier"]) / (-(-n // tile)) ** 3
-        print(f"  n = {n}, tile {tile}: dataflow / barrier = {ratio:.3f} "
-              f"({per_tile * 1e6:+.2f} us per tile-layer of {times['barrier'] / (-(-n // tile)) ** 3 * 1e6:.1f} us)")
+        layers = (-(-n // tile)) ** 3
+        table.add(n, tile, round(ratio, 3), round((times[flow] - times["barrier"]) / layers * 1e6, 2),
+                  round(times["barrier"] / layers * 1e6, 1))
+    table.record()
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from polyfw.configuration import resolve_schedule  # noqa: E402
 from codegen.kernels import padded_stride  # noqa: E402
 
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 
 def variants(dtype: str) -> dict[str, tuple[str, KernelOptions, bool]]:
@@ -58,12 +59,12 @@ def study(n: int, dtype: str, rounds: int) -> None:
         options_of[name] = options
     seconds = median_seconds(runs, random_distances(n, dtype), rounds)
     baseline = seconds["baseline"]
-    print(f"n = {n}, {dtype}, {rounds} rounds")
-    for name, median in seconds.items():
-        options = options_of[name]
-        rows, columns = options.register_block
-        print(f"  {name:26s} {median:7.3f} s {n**3 / median / 1e9:7.1f} G/s  x{baseline / median:5.2f}  "
-              f"(block {rows} x {columns}, unroll {options.unroll}, prefetch {options.prefetch})", flush=True)
+    print_and_record("dd_study", f"one knob at a time, n = {n}, {dtype}",
+                     ["variant", "median s", "G/s", "speed over the baseline", "register block", "unroll", "prefetch"],
+                     [[name, round(median, 3), round(n**3 / median / 1e9, 1), round(baseline / median, 2),
+                       "{} x {}".format(*options_of[name].register_block), options_of[name].unroll,
+                       str(options_of[name].prefetch)] for name, median in seconds.items()],
+                     note=f"medians of {rounds} interleaved rounds")
 
 
 def main() -> None:

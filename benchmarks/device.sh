@@ -18,6 +18,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD OMP_WAIT_POLICY=passive PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/polyfw-device}
 mkdir -p "$out"
+export POLYFW_RESULTS="$out/results.jsonl"  # the tables the benchmarks record come back with the logs
 lscpu > "$out/lscpu.txt"
 nvidia-smi -L
 python3 -c "import numba, numpy, islpy; print('numba', numba.__version__, 'numpy', numpy.__version__, 'islpy', islpy.__version__)"

@@ -22,6 +22,7 @@ import numpy as np
 
 from polyfw.graphs import random_graph
 from codegen.register_blocks import cpu_description
+from record import print_and_record  # (benchmarks/record.py)
 
 #: what each door runs in its fresh process (the graph's files are written before)
 _MATRIX = "import numpy as np\nmatrix = np.load({matrix!r})\n"
@@ -87,12 +88,11 @@ def main() -> None:
     medians = {door: statistics.median(seconds) for door, seconds in times.items()}
     scipy_process = medians["scipy shortest_path(dense array)"]
     floor = medians["numba floor (one cached function)"]
-    print(f"fresh processes, n = {args.n}, median of {args.rounds} interleaved rounds (min - max):")
-    print(f"{'door':<36} {'seconds':>8} {'range':>13} {'/ scipy process':>16} {'- numba floor':>14}")
-    for door, seconds in times.items():
-        median = medians[door]
-        print(f"{door:<36} {median:8.3f} {min(seconds):6.3f}-{max(seconds):.3f} {median / scipy_process:16.2f} "
-              f"{median - floor:+14.3f}")
+    print_and_record("first_call", f"a first call in a fresh process, n = {args.n}",
+                     ["door", "median s", "min - max s", "over a scipy process", "above the numba floor s"],
+                     [[door, round(medians[door], 3), f"{min(seconds):.3f}-{max(seconds):.3f}",
+                       round(medians[door] / scipy_process, 2), round(medians[door] - floor, 3)]
+                      for door, seconds in times.items()], note=f"median of {args.rounds} interleaved rounds")
 
 
 if __name__ == "__main__":

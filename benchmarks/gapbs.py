@@ -66,6 +66,7 @@ import numpy as np  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import Edges  # noqa: E402
 from polyfw.sparse import rmat_edges  # noqa: E402
+from record import Table  # noqa: E402  (benchmarks/record.py)
 
 
 def build_gapbs(source: Path, into: Path) -> Path:
@@ -226,7 +227,7 @@ def bucket_profile(title: str, gapbs: list[str], polyfw: list) -> list[str]:
 
 
 def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: argparse.Namespace,
-                profiles: list[str]) -> list[str]:
+                profiles: list[str]) -> list[list]:
     edges = make_graph(kind, scale)
     unweighted, weighted = write_gapbs_graphs(edges, folder, tools)
     degree = np.bincount(np.concatenate([edges.source, edges.target]), minlength=edges.n)
@@ -261,9 +262,9 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
                                  ("SSSP, polyfw with parents", "sssp", "sssp+parents")):
         their = median(median(times) for times in gapbs[theirs])
         our = median(median(times) for times in polyfw[ours])
-        rows.append(f"| {kind}, scale {scale} | {kernel} | {edges.n:,} | {len(edges.source):,} | {their * 1e3:.2f} | "
-                    f"{our * 1e3:.2f} | **{their / our:.2f}x** | {component / their / 1e6:.0f} | "
-                    f"{component / our / 1e6:.0f} |")
+        rows.append([f"{kind}, scale {scale}", kernel, edges.n, len(edges.source), round(their * 1e3, 2),
+                     round(our * 1e3, 2), round(their / our, 2), round(component / their / 1e6),
+                     round(component / our / 1e6)])
     return rows
 
 
@@ -271,19 +272,21 @@ def main(arguments: argparse.Namespace) -> None:
     if arguments.polyfw_side is not None:
         print(json.dumps(polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)))
         return
-    print(f"CPU: {cpu_description()}; {os.environ['OMP_NUM_THREADS']} threads on both sides, OMP_WAIT_POLICY="
-          f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each in each of "
-          f"{arguments.passes} passes, medians\n")
-    print("| graph | kernel | vertices | edges | GAPBS ms | polyfw ms | polyfw / GAPBS speed | GAPBS MTEPS | "
-          "polyfw MTEPS |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"CPU: {cpu_description()}")
+    table = Table("gapbs", "BFS and SSSP beside GAPBS",
+                  ["graph", "kernel", "vertices", "edges", "GAPBS ms", "polyfw ms", "polyfw / GAPBS speed",
+                   "GAPBS MTEPS", "polyfw MTEPS"],
+                  note=f"{os.environ['OMP_NUM_THREADS']} threads on both sides, OMP_WAIT_POLICY="
+                       f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each in "
+                       f"each of {arguments.passes} passes, medians")
     profiles: list[str] = []
     with tempfile.TemporaryDirectory(prefix="polyfw-gapbs-") as work:
         tools = build_gapbs(arguments.gapbs, Path(work))
         for scale in arguments.scales:
             for kind in arguments.graphs:
                 for row in bench_graph(kind, scale, tools, Path(work), arguments, profiles):
-                    print(row, flush=True)
+                    table.add(*row)
+    table.record()
     if profiles:
         print("\nBFS level by level and SSSP round by round, one root a graph:\n")
         print("\n".join(profiles))

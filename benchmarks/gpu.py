@@ -41,11 +41,14 @@ from codegen import generate  # noqa: E402
 from codegen.machine_code import gpu_report, tool  # noqa: E402
 from polyfw.comparison import median_seconds  # noqa: E402
 from polyfw.gpu_model import kernel_reports, predict, stored_facts  # noqa: E402
+from record import Table  # noqa: E402  (benchmarks/record.py)
 
 PEERS = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "gpu"
 #: the ceiling program's modes, by the dtype whose relaxation each one is
 CEILING_MODES = {"float32": ("f32", "f32x2"), "int32": ("i32", "dpx", "i32x2")}
 PEER_TYPES = {"float32": ("float", "float4"), "int32": ("int", "int4")}
+COLUMNS = ["schedule", "options", "median s", "T relax/s", "of the ceiling %", "model T relax/s", "model error %",
+           "launches", "host driver s"]
 
 
 def variants(n: int) -> list[tuple[str, dict, dict]]:
@@ -131,7 +134,8 @@ def kernel_facts(compiled) -> dict[str, dict]:
 
 
 def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expected: np.ndarray,
-            repeats: int, ceiling: float) -> dict:
+            repeats: int, ceiling: float, table: Table) -> dict:
+    """One schedule's whole calls, checked exact first, added to the table beside the model's prediction."""
     n = matrix.shape[0]
     schedule = schedules.build(family, n, **params)
     compiled = generate(schedule, target="cuda", dtype=matrix.dtype.name, **variant)
@@ -142,8 +146,8 @@ def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expect
            "schedule": compiled.name, "exact": exact}
     if not exact:  # a wrong answer has no speed worth reporting
         row["wrong_entries"] = int(np.count_nonzero(work != expected))
-        print(f"  {compiled.name:46s} {str(variant):16s} WRONG: {row['wrong_entries']} of {n * n} entries differ "
-              "from the CPU; not timed", flush=True)
+        table.add(f"{compiled.name}: WRONG, {row['wrong_entries']} of {n * n} entries differ from the CPU; not timed",
+                  str(variant), *[None] * (len(COLUMNS) - 2))
         return row
 
     def once() -> None:
@@ -156,10 +160,9 @@ def measure(family: str, params: dict, variant: dict, matrix: np.ndarray, expect
     row.update(seconds=seconds, rate=n**3 / seconds, of_ceiling=n**3 / seconds / ceiling, predicted_seconds=predicted,
                launches=compiled.last_run["stages"], driver_seconds=compiled.last_run["driver_seconds"],
                kernels=facts)
-    print(f"  {compiled.name:46s} {str(variant):16s} {seconds:8.4f} s {row['rate'] / 1e12:6.2f} T/s "
-          f"{row['of_ceiling']:6.1%} of the ceiling; model {n**3 / predicted / 1e12:6.2f} T/s "
-          f"({predicted / seconds - 1:+.0%}); {row['launches']} launches, host driver {row['driver_seconds']:.3f} s",
-          flush=True)
+    table.add(compiled.name, str(variant), round(seconds, 4), round(row["rate"] / 1e12, 2),
+              round(100 * row["of_ceiling"], 1), round(n**3 / predicted / 1e12, 2),
+              round(100 * (predicted / seconds - 1)), row["launches"], round(row["driver_seconds"], 3))
     return row
 
 
@@ -182,23 +185,30 @@ def main() -> None:
         for n in args.sizes:
             matrix = problem(n, dtype)
             expected = reference(matrix)
-            print(f"n = {n}, {dtype}", flush=True)
+            table = Table("gpu", f"generated CUDA code, n = {n}, {dtype}", COLUMNS, gpu=name,
+                          note=f"medians of {args.repeats} whole calls (the peer: its kernels only); independent "
+                               f"ceiling {ceilings[dtype] / 1e12:.2f} T relax/s")
             peer = peer_blocked_fw(matrix, expected, args.repeats)
             if peer:
-                print(f"  hand-written CUDA C blocked FW (kernels only): {peer['seconds']:.4f} s "
-                      f"{n**3 / peer['seconds'] / 1e12:.2f} T/s{'' if peer['exact'] else '  WRONG'}", flush=True)
                 peers.append({"peer": "blocked_fw.cu", "n": n, "dtype": dtype, **peer})
+                rate = n**3 / peer["seconds"]
+                table.add("hand-written CUDA C blocked FW" + ("" if peer["exact"] else ": WRONG"), "",
+                          round(peer["seconds"], 4), round(rate / 1e12, 2), round(100 * rate / ceilings[dtype], 1),
+                          None, None, None, None)
             for family, params, variant in variants(n):
-                rows.append(measure(family, params, variant, matrix, expected, args.repeats, ceilings[dtype]))
+                rows.append(measure(family, params, variant, matrix, expected, args.repeats, ceilings[dtype], table))
+            table.record()
     if args.kappa_n:
         n = args.kappa_n
         for dtype in args.dtypes:
             matrix = problem(n, dtype)
             expected = reference(matrix)
-            print(f"seed 000's curve: generalized, n = {n}, tile 128, {dtype} (kappa = 1 is classic)", flush=True)
+            table = Table("gpu", f"seed 000's curve: generalized, n = {n}, tile 128, {dtype}", COLUMNS, gpu=name,
+                          note=f"kappa = 1 is classic; medians of {args.repeats} whole calls")
             for kappa in (1, 2, 4, 8, 16):
                 rows.append({**measure("generalized", {"tile": 128, "kappa": kappa}, {}, matrix, expected,
-                                       args.repeats, ceilings[dtype]), "kappa": kappa})
+                                       args.repeats, ceilings[dtype], table), "kappa": kappa})
+            table.record()
     if args.json:
         Path(args.json).write_text(json.dumps({"device": name, "ceilings": ceilings, "peers": peers,
                                                "rows": [row for row in rows if row["exact"]]}, indent=1))

@@ -20,6 +20,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 import schedules  # noqa: E402
 from codegen import generate  # noqa: E402
 from codegen.cuda import _Launcher  # noqa: E402
+from record import Table  # noqa: E402  (benchmarks/record.py)
 
 SCHEDULES = [("classic", {"tile": 64}), ("classic", {"tile": 128}), ("generalized", {"tile": 64, "kappa": 4}),
              ("generalized", {"tile": 128, "kappa": 4}), ("recursive", {"base": 64}), ("recursive", {"base": 128})]
@@ -37,7 +38,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print(f"n = {args.n}; median of {args.repeats}")
+    table = Table("gpu_host", f"the host's share of a CUDA call, n = {args.n}",
+                  ["schedule", "launches", "driver loops ms", "launcher µs a launch"],
+                  note=f"median of {args.repeats}; launches counted, kernels stubbed: no GPU")
     for family, parameters in SCHEDULES:
         compiled = generate(schedules.build(family, args.n, **parameters), target="cudasim")
         loops = []
@@ -52,8 +55,9 @@ def main() -> None:
             for _ in range(10_000):
                 launcher.stage(stub, "registers", 0, 256, 0, 256, 3)
             per_launch.append((time.perf_counter() - started) / 10_000)
-        print(f"{compiled.name:52s} {launches:6d} launches; driver loops {statistics.median(loops) * 1e3:6.2f} ms; "
-              f"launcher {statistics.median(per_launch) * 1e6:5.2f} us a launch")
+        table.add(compiled.name, launches, round(statistics.median(loops) * 1e3, 2),
+                  round(statistics.median(per_launch) * 1e6, 2))
+    table.record()
 
 
 if __name__ == "__main__":

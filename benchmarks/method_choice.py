@@ -31,6 +31,8 @@ from polyfw.graphs.ordering import dissection_order, worth_reordering  # noqa: E
 from polyfw.method import RATE_TILE  # noqa: E402
 from tiling.semirings import MIN_PLUS  # noqa: E402
 
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
+
 GRAPHS = {
     "Minnesota road network": minnesota_road_graph,
     "power grid": power_grid,
@@ -89,15 +91,16 @@ def main() -> None:
         measured = {what: statistics.median(times) for what, times in seconds.items()}
         faster = min(("dense", "sparse"), key=measured.get)
         chosen = polyfw.solve(graph).method_choice.method  # what the default call ran
-        rows.append((name, n, m, dtype, layers, counting, full, skipping, measured, faster, chosen))
-    print("| graph | n, arcs, dtype | DD / panel tile-layers run (counted in) | predicted dense: all / run | "
-          "predicted Johnson | measured dense / Johnson / default | chosen: all / run (default ran) | faster |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, n, m, dtype, layers, counting, full, skipping, measured, faster, chosen in rows:
-        print(f"| {name} | {n:,}, {m:,}, {dtype} | {layers.dd:.1%} / {layers.panels:.1%} ({counting * 1e3:.0f} ms) | "
-              f"{full.dense_seconds:.3f} / {skipping.dense_seconds:.3f} s | {full.sparse_seconds:.3f} s | "
-              f"{measured['dense']:.3f} / {measured['sparse']:.3f} / {measured['default']:.3f} s | "
-              f"{full.method} / {skipping.method} ({chosen}) | {faster} |")
+        rows.append([name, f"{n:,}, {m:,}, {dtype}",
+                     f"{layers.dd:.1%} / {layers.panels:.1%} ({counting * 1e3:.0f} ms)",
+                     f"{full.dense_seconds:.3f} / {skipping.dense_seconds:.3f}", round(full.sparse_seconds, 3),
+                     f"{measured['dense']:.3f} / {measured['sparse']:.3f} / {measured['default']:.3f}",
+                     f"{full.method} / {skipping.method} ({chosen})", faster])
+    print_and_record("method_choice", "method='auto' on sparse graphs",
+                     ["graph", "n, arcs, dtype", "DD / panel tile-layers run (counted in)",
+                      "predicted dense s: all / run", "predicted Johnson s", "measured s: dense / Johnson / default",
+                      "chosen: all / run (default ran)", "faster"], rows,
+                     note=f"medians of {args.repeats} interleaved rounds")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from polyfw.graphs import as_dense, random_graph  # noqa: E402
 from codegen.kernels import padded_stride  # noqa: E402
 from polyfw.machine.calibrate import calibrate, memory_bandwidth  # noqa: E402
 from polyfw.machine.calibrations import save  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 #: the evaluation space: every family, the searched tiles, three kappas, every runtime (the
 #: generalized family's fused variant in its seed order: its other settings are a few percent apart)
@@ -142,23 +143,25 @@ def main() -> None:
                     print(f"  timed again in {args.rounds} interleaved rounds: tau {tau:.3f} (predictions as "
                           f"calibrated against the rounds' medians), regret "
                           f"{100 * (again[favourite] / min(again.values()) - 1):.1f}%")
-                    interleaved_rows.append(f"| {n} | {dtype} | {tau:.3f} | "
-                                            f"{100 * (again[favourite] / min(again.values()) - 1):.1f}% |")
+                    interleaved_rows.append([n, dtype, round(tau, 3),
+                                             round(100 * (again[favourite] / min(again.values()) - 1), 1)])
                 quality = every.quality()
                 share, pairs = ordered_apart(every)
                 spread = max(r.seconds for r in every.measured) / best.seconds
-                rows.append(f"| {n} | {dtype} | {len(every.measured)} | {spread:.2f}x | {quality['kendall_tau']:.3f} | "
-                            f"{100 * share:.0f}% of {pairs} | {100 * quality['regret']:.1f}% | "
-                            f"{len(guided.records)} of {len(every.records)} | "
-                            f"{100 * (found.seconds / best.seconds - 1):+.1f}% |")
+                rows.append([n, dtype, len(every.measured), round(spread, 2), round(quality["kendall_tau"], 3),
+                             round(100 * share) if pairs else None, pairs, round(100 * quality["regret"], 1),
+                             len(guided.records), len(every.records),
+                             round(100 * (found.seconds / best.seconds - 1), 1)])
                 panels.append((f"n = {n}, {dtype}: tau {quality['kendall_tau']:.2f}", every.measured))
-    print(f"\n| n | dtype | measured | slowest / fastest | Kendall tau | pairs >= {100 * APART:.0f}% apart ordered right "
-          "| top-1 regret | model strategy visited | its best vs exhaustive |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    apart = f"pairs >= {100 * APART:.0f}% apart"
+    print_and_record("model_accuracy", "how well the calibrated model ranks schedules",
+                     ["n", "dtype", "measured", "slowest / fastest", "Kendall tau", f"{apart} ordered right %", apart,
+                      "top-1 regret %", "model strategy visited", "candidates", "its best vs exhaustive %"], rows,
+                     note=f"medians of {args.repeats}, one candidate at a time")
     if interleaved_rows:
-        print(f"\ntimed again in {args.rounds} interleaved rounds:\n\n| n | dtype | Kendall tau | top-1 regret |\n|---|---|---|---|")
-        print("\n".join(interleaved_rows))
+        print_and_record("model_accuracy", f"timed again in {args.rounds} interleaved rounds",
+                         ["n", "dtype", "Kendall tau", "top-1 regret %"], interleaved_rows,
+                         note="predictions as calibrated against the rounds' medians")
     if args.plot:
         plot(panels, args.plot, f"{cpu['model']}, {numba.get_num_threads()} threads")
         print(f"wrote {args.plot}")

@@ -20,6 +20,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
+
 
 def worker(args: argparse.Namespace) -> None:
     import numba
@@ -144,26 +146,29 @@ def main() -> None:
         raise SystemExit(done.stdout + done.stderr[-4000:])
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     machine = lines[0]
-    print(f"CPU: {machine['cpu']}; {machine['processes']} MPI processes x 1 thread against 1 process x "
-          f"{machine['processes']} threads\n")
-    print("| n | contender | median s | relaxations/s | vs cpu barrier | vs cpu dataflow |")
-    print("|---|---|---|---|---|---|")
+    print(f"CPU: {machine['cpu']}")
+    rows = []
     for line in lines:
         if line["kind"] == "times":
             n, seconds = line["n"], line["seconds"]
             barrier = next(v for k, v in seconds.items() if k.endswith("barrier"))
             dataflow = next(v for k, v in seconds.items() if k.endswith("dataflow"))
-            for name, value in seconds.items():
-                print(f"| {n} | {name} | {value:.3f} | {n**3 / value:.3g} | {value / barrier:.3f} | "
-                      f"{value / dataflow:.3f} |")
-            print(f"| {n} | scatter + gather (not in the above) | {line['scatter_gather_seconds']:.3f} | | | |")
-            print(f"| {n} | bytes sent per rank: measured {line['bytes_sent']}, plan {line['bytes_model']} | | | | |")
+            rows += [[n, name, round(value, 3), round(n**3 / value / 1e9, 2), round(value / barrier, 3),
+                      round(value / dataflow, 3)] for name, value in seconds.items()]
+            rows.append([n, "scatter + gather (not in the above)", round(line["scatter_gather_seconds"], 3),
+                         None, None, None])
+            rows.append([n, f"bytes sent per rank: measured {line['bytes_sent']}, plan {line['bytes_model']}",
+                         None, None, None, None])
         elif line["kind"] == "skip":
-            s = line["seconds"]
-            print(f"| {line['n']} | disconnected (4 parts), skip-INF: {line['skipped']['skip-INF']} of "
-                  f"{line['tile_layers']} tile-layers skipped, {line['bytes_saved']} bytes not sent | "
-                  f"{s['skip-INF']:.3f} | | {s['skip-INF'] / s['no skipping']:.3f} of no skipping "
-                  f"({s['no skipping']:.3f} s) | |")
+            n, seconds = line["n"], line["seconds"]
+            rows.append([n, "disconnected (4 parts), no skipping", round(seconds["no skipping"], 3), None, None, None])
+            rows.append([n, f"disconnected (4 parts), skip-INF: {line['skipped']['skip-INF']} of "
+                            f"{line['tile_layers']} tile-layers skipped, {line['bytes_saved']} bytes not sent",
+                         round(seconds["skip-INF"], 3), None, None, None])
+    print_and_record("mpi", f"{machine['processes']} MPI processes x 1 thread against 1 process x "
+                            f"{machine['processes']} threads",
+                     ["n", "contender", "median s", "G relax/s", "time over cpu barrier", "time over cpu dataflow"],
+                     rows, note=f"medians of {args.rounds} interleaved rounds; {args.dtype}, tile {args.tile}")
 
 
 if __name__ == "__main__":

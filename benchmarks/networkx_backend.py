@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import minnesota_road_graph  # noqa: E402
 from polyfw.networkx_backend.graph import convert_from_nx  # noqa: E402
+from record import Table, print_and_record  # noqa: E402  (benchmarks/record.py)
 
 nx.config.warnings_to_ignore.add("cache")
 
@@ -59,8 +60,8 @@ def _timed(call: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def side_by_side(label: str, graph: nx.Graph, networkx: Callable[[], object], polyfw: Callable[[], object],
-                 equal: Callable[[object, object], bool], repeats: int) -> None:
+def side_by_side(table: Table, label: str, graph: nx.Graph, networkx: Callable[[], object],
+                 polyfw: Callable[[], object], equal: Callable[[object, object], bool], repeats: int) -> None:
     expected = networkx()
     assert equal(_uncached(graph, polyfw)(), expected), f"{label}: polyfw's answer differs from networkx's"
     times = {"networkx": [], "polyfw": []}
@@ -69,8 +70,8 @@ def side_by_side(label: str, graph: nx.Graph, networkx: Callable[[], object], po
         times["polyfw"].append(_timed(_uncached(graph, polyfw)))
     theirs, ours = median(times["networkx"]), median(times["polyfw"])
     n = len(graph)
-    print(f"| {label} | {n:,} | {graph.number_of_edges():,} | {theirs:.3f} | {ours:.4f} | {theirs / ours:.1f}x "
-          f"| {n**3 / ours / 1e9:.2f} |", flush=True)
+    table.add(label, n, graph.number_of_edges(), round(theirs, 3), round(ours, 4), round(theirs / ours, 1),
+              round(n**3 / ours / 1e9, 2))
 
 
 def _same_rows(ours, theirs) -> bool:
@@ -78,26 +79,29 @@ def _same_rows(ours, theirs) -> bool:
 
 
 def targets(repeats: int) -> None:
-    print(f"CPU: {cpu_description()}; {repeats} interleaved rounds, median seconds; conversion included\n")
-    print("| call | nodes | edges | networkx s | polyfw s | speed-up | polyfw n^3/s (G) |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"CPU: {cpu_description()}")
+    table = Table("networkx_backend", "networkx against backend='polyfw'",
+                  ["call", "nodes", "edges", "networkx s", "polyfw s", "speed-up", "polyfw n^3/s (G)"],
+                  note=f"{repeats} interleaved rounds, median seconds; conversion included")
     for p in (0.01, 0.1):
         graph = weighted_digraph(1500, p)
-        side_by_side(f"floyd_warshall_numpy, G(n, {p}) digraph, weights 1-100", graph,
+        side_by_side(table, f"floyd_warshall_numpy, G(n, {p}) digraph, weights 1-100", graph,
                      lambda: nx.floyd_warshall_numpy(graph), lambda: nx.floyd_warshall_numpy(graph, backend="polyfw"),
                      np.array_equal, repeats)
     road = road_graph()
-    side_by_side("all_pairs_dijkstra_path_length, Minnesota roads (metres)", road,
+    side_by_side(table, "all_pairs_dijkstra_path_length, Minnesota roads (metres)", road,
                  lambda: dict(nx.all_pairs_dijkstra_path_length(road)),
                  lambda: dict(nx.all_pairs_dijkstra_path_length(road, backend="polyfw")), _same_rows, repeats)
-    side_by_side("floyd_warshall_numpy, Minnesota roads (metres)", road, lambda: nx.floyd_warshall_numpy(road),
-                 lambda: nx.floyd_warshall_numpy(road, backend="polyfw"), np.array_equal, repeats)
+    side_by_side(table, "floyd_warshall_numpy, Minnesota roads (metres)", road,
+                 lambda: nx.floyd_warshall_numpy(road), lambda: nx.floyd_warshall_numpy(road, backend="polyfw"),
+                 np.array_equal, repeats)
     small = weighted_digraph(20, 0.2)
     calls = 200
-    side_by_side(f"floyd_warshall_numpy x {calls}, a 20-node digraph", small,
+    side_by_side(table, f"floyd_warshall_numpy x {calls}, a 20-node digraph", small,
                  lambda: [nx.floyd_warshall_numpy(small) for _ in range(calls)],
                  lambda: [nx.floyd_warshall_numpy(small, backend="polyfw") for _ in range(calls)],
                  lambda a, b: all(map(np.array_equal, a, b)), max(repeats, 5))
+    table.record()
 
 
 def calibrate() -> None:
@@ -119,10 +123,13 @@ def calibrate() -> None:
         "polyfw's call (20 nodes, warm), per call":
             (lambda: nx.floyd_warshall_numpy(weighted_digraph(20, 0.2), backend="polyfw"), 1),
     }
-    print(f"CPU: {cpu_description()}\n")
+    print(f"CPU: {cpu_description()}")
+    rows = []
     for label, (call, count) in steps.items():
         call()
-        print(f"{label}: {median(_timed(call) for _ in range(3)) / count:.3g} s")
+        rows.append([label, float(f"{median(_timed(call) for _ in range(3)) / count:.3g}")])
+    print_and_record("networkx_backend", "the costs should_run weighs", ["step", "seconds"], rows,
+                     note="median of 3 after one untimed call")
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from scipy.sparse.csgraph import shortest_path  # noqa: E402
 
 import polyfw  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 #: scipy's methods; its fastest call on an input is the best of them
 SCIPY_METHODS = ("FW", "D", "J", "BF", "auto")
@@ -99,11 +100,10 @@ def main() -> None:
                      "peer_us": found[fastest], "ratio": ratio, "every": found})
         print(f"  {door:9s} polyfw {found['polyfw solve']:7.0f} us; fastest peer {fastest} {found[fastest]:7.0f} us: "
               f"{ratio:.2f}x ({'met' if ratio <= TARGET else 'missed'} <= {TARGET}x)", flush=True)
-    print("\n| input | polyfw solve µs | fastest peer on the same input | its µs | polyfw / peer |")
-    print("|---|---|---|---|---|")
-    for row in rows:
-        print(f"| {row['door']} | {row['polyfw_us']:.0f} | {row['fastest_peer']} | {row['peer_us']:.0f} | "
-              f"{row['ratio']:.2f} |")
+    print_and_record("per_call", f"per-call cost, n = {args.n}",
+                     ["input", "polyfw solve µs", "fastest peer on the same input", "its µs", "polyfw / peer"],
+                     [[row["door"], round(row["polyfw_us"]), row["fastest_peer"], round(row["peer_us"]),
+                       round(row["ratio"], 2)] for row in rows], note=f"medians of {args.calls} interleaved calls")
     if args.json:
         Path(args.json).write_text(json.dumps({"cpu": cpu, "n": args.n, "rows": rows}, indent=1))
 

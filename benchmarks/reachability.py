@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 import polyfw  # noqa: E402
 from codegen.intrinsics import host_isa  # noqa: E402
 from codegen.packed_kernels import pack_rows, unpack_rows  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 
 def seconds(run, repeats: int) -> float:
@@ -86,14 +87,13 @@ def main() -> None:
         np.fill_diagonal(weights, 0)
         int32 = seconds(lambda: polyfw.solve(weights, dtype="int32"), args.repeats)
         numpy_fw = seconds(lambda: numpy_floyd_warshall(weights), 1) if n <= 4096 else None
-        print(f"\nn = {n}: reachability (answers equal)")
         base = rows["packed (default)"]
-        for name, taken in rows.items():
-            print(f"  {name:30} {taken:9.3f} s  {taken / base:7.1f}x the packed time")
-        line = f"  int32 min-plus solve {int32:.3f} s"
+        min_plus = f"int32 min-plus solve {int32:.3f} s"
         if numpy_fw is not None:
-            line += f"; numpy Floyd-Warshall {numpy_fw:.3f} s: int32 is {numpy_fw / int32:.1f}x ahead"
-        print(line)
+            min_plus += f"; numpy Floyd-Warshall {numpy_fw:.3f} s: int32 is {numpy_fw / int32:.1f}x ahead"
+        print_and_record("reachability", f"reachability, n = {n}", ["call", "median s", "over the packed time"],
+                         [[name, round(taken, 3), round(taken / base, 1)] for name, taken in rows.items()],
+                         note=f"answers equal; medians of {args.repeats} (numpy and networkx: one); {min_plus}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from scipy.sparse.csgraph import floyd_warshall  # noqa: E402
 
 from codegen import floyd_warshall_naive  # noqa: E402
 from polyfw import graphs  # noqa: E402
+from record import Table  # noqa: E402  (benchmarks/record.py)
 
 
 def median_seconds(run, prepare, repeats: int) -> float:
@@ -36,19 +37,21 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print(f"numba {numba.__version__}, {numba.config.NUMBA_NUM_THREADS} threads")
-    print(f"{'n':>6} {'kernel':<28} {'seconds':>9} {'G relax/s':>10} {'vs scipy':>9}")
+    table = Table("reference", "reference kernels", ["n", "kernel", "median s", "G relax/s", "speed over scipy"],
+                  note=f"numba {numba.__version__}, {numba.config.NUMBA_NUM_THREADS} threads; medians of "
+                       f"{args.repeats}; a random graph with 4n arcs")
     for n in args.sizes:
         matrix = graphs.as_dense(graphs.random_graph(n, 4 * n, seed=n))
         edges = graphs.dense_to_sparse(matrix)
         scipy_s = median_seconds(floyd_warshall, lambda: edges, args.repeats)
-        print(f"{n:>6} {'scipy floyd_warshall (f64)':<28} {scipy_s:>9.3f} {n**3 / scipy_s / 1e9:>10.2f} {1.0:>9.2f}")
+        table.add(n, "scipy floyd_warshall (f64)", round(scipy_s, 3), round(n**3 / scipy_s / 1e9, 2), 1.0)
         for dtype in (np.float32, np.float64, np.int32):
             typed = graphs.as_dense(edges, dtype=dtype)
             floyd_warshall_naive(typed[:2, :2].copy())  # compile outside the timing
             seconds = median_seconds(floyd_warshall_naive, typed.copy, args.repeats)
-            label = f"naive numba prange ({np.dtype(dtype).name})"
-            print(f"{n:>6} {label:<28} {seconds:>9.3f} {n**3 / seconds / 1e9:>10.2f} {scipy_s / seconds:>9.2f}")
+            table.add(n, f"naive numba prange ({np.dtype(dtype).name})", round(seconds, 3),
+                      round(n**3 / seconds / 1e9, 2), round(scipy_s / seconds, 2))
+    table.record()
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import Edges, as_dense, dense_to_sparse, minnesota_road_graph  # noqa: E402
 from tiling.semirings import semiring  # noqa: E402
 
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
+
 SCIPY = "scipy shortest_path() default"
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2",
              "generalized:tile=128,kappa=4", "recursive:tile=128"]
@@ -124,12 +126,18 @@ def compare(rounds: int, schedules: Sequence[str] = ()) -> dict:
             "speedups": {name: medians[name] / medians[fastest] for name in medians if not name.startswith("polyfw")}}
 
 
-def report(found: dict) -> list[str]:
-    """The comparison's lines: each contender's median, then polyfw's fastest against the others."""
+def table(found: dict, benchmark: str, note: str) -> None:
+    """Each contender's median, printed and recorded under the benchmark that ran the comparison."""
     n, medians = found["n"], found["seconds"]
-    lines = [f"  {name:58s} {seconds:7.3f} s {n**3 / seconds / 1e9:6.1f} G relax/s "
-             f"{medians[SCIPY] / seconds:5.2f}x scipy" for name, seconds in medians.items()]
-    lines += [f"  left out: {line}" for line in found["left_out"]]
+    print_and_record(benchmark, f"Minnesota road network ({n:,} vertices, {found['arcs']:,} arcs)",
+                     ["call", "median s", "G relax/s", "speed-up over scipy"],
+                     [[name, round(seconds, 3), round(n**3 / seconds / 1e9, 1), round(medians[SCIPY] / seconds, 2)]
+                      for name, seconds in medians.items()], note=note)
+
+
+def report(found: dict) -> list[str]:
+    """The lines under the table: what was left out, and polyfw's fastest against the others."""
+    lines = [f"  left out: {line}" for line in found["left_out"]]
     lines.append(f"  solve(graph) chose {found['default_chose']}")
     lines.append(f"  => fastest exact polyfw call, {found['fastest']}: " + ", ".join(
         f"{speedup:.2f}x {name}" for name, speedup in found["speedups"].items()) + " (target: 3x scipy)")
@@ -146,6 +154,7 @@ def main() -> None:
     print(f"CPU: {cpu['model']} ({cpu['llvm_cpu']}, {cpu['isa']}, {cpu['vector_bytes']}-byte vectors), "
           f"{numba.get_num_threads()} threads; road network: {found['n']} vertices, {found['arcs']} arcs; "
           f"medians of {args.repeats} interleaved rounds")
+    table(found, "road", f"medians of {args.repeats} interleaved rounds")
     print("\n".join(report(found)))
 
 

@@ -28,6 +28,7 @@ from scipy.sparse.csgraph import breadth_first_order, dijkstra, shortest_path  #
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw import solve  # noqa: E402
 from polyfw.graphs import minnesota_road_graph, power_grid  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 
 def harmonic_mean(values: list[float]) -> float:
@@ -80,9 +81,9 @@ def bench_scale(scale: int, roots: int, networkx_roots: int, bellman_ford_roots:
         component_edges = int((reached[edges.source] & reached[edges.target]).sum())
         for name, (_, seconds) in results.items():
             teps.setdefault(name, []).append(component_edges / seconds)
-    print(f"scale {scale}: {csr.n} vertices, {len(edges.source)} input edges, {roots} roots", flush=True)
-    for name, values in teps.items():
-        print(f"  {name:34s} {harmonic_mean(values) / 1e6:10.1f} M TEPS (harmonic mean of {len(values)})")
+    print_and_record("sparse", f"R-MAT scale {scale}", ["search", "M TEPS", "roots timed"],
+                     [[name, round(harmonic_mean(values) / 1e6, 1), len(values)] for name, values in teps.items()],
+                     note=f"{csr.n} vertices, {len(edges.source)} input edges; harmonic means over the roots")
     for ours, theirs in (("polyfw BFS direction-optimizing", "scipy breadth_first_order"),
                          ("polyfw SSSP (Dijkstra)", "scipy dijkstra"),
                          ("polyfw SSSP (delta-stepping)", "scipy dijkstra"),
@@ -109,9 +110,9 @@ def bench_all_pairs(name: str, edges, repeats: int) -> None:
             seconds[label].append(timed(run)[1])
     medians = {label: float(np.median(values)) for label, values in seconds.items()}
     scipy_seconds = medians["scipy shortest_path(method='auto')"]
-    print(f"{name}: {csr.n} vertices, {csr.m} arcs; median of {repeats}")
-    for label, value in medians.items():
-        print(f"  {label:36s} {value:7.3f} s  x{scipy_seconds / value:.2f} scipy")
+    print_and_record("sparse", f"all pairs, {name}", ["call", "median s", "speed-up over scipy"],
+                     [[label, round(value, 3), round(scipy_seconds / value, 2)] for label, value in medians.items()],
+                     note=f"{csr.n} vertices, {csr.m} arcs; median of {repeats}")
 
 
 def main() -> None:

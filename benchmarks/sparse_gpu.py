@@ -31,6 +31,7 @@ from numba import cuda  # noqa: E402
 
 from polyfw.graphs import minnesota_road_graph, power_grid  # noqa: E402
 from polyfw.sparse import as_csr, bfs, johnson, rmat_edges, sssp, to_device, validate_bfs, validate_sssp  # noqa: E402
+from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 
 def seconds(run, trials: int = 3) -> float:
@@ -97,15 +98,18 @@ def main() -> None:
     found = {"device": device, "threads": numba.get_num_threads(), "kronecker": {}, "all_pairs": {}}
     for scale in args.scales:
         rows = found["kronecker"][scale] = searches(scale, args.roots)
-        print(f"\nKronecker scale {scale}, edge factor 16, {args.roots} roots (answers checked)")
-        for row_name, row in rows.items():
-            print(f"  {row_name:46} {row['ms']:9.3f} ms {row['graph500_gteps']:8.2f} GTEPS (Graph500) "
-                  f"{row['gunrock_gteps']:8.2f} (Gunrock)")
-    found["all_pairs"] = {} if args.no_all_pairs else all_pairs()
-    print("\nall pairs (Johnson; answers equal)")
-    for row_name, row in found["all_pairs"].items():
-        print(f"  {row_name:16} n = {row['n']:5}  GPU {row['gpu_s']:8.3f} s  CPU {row['cpu_s']:8.3f} s  "
-              f"{row['speedup']:6.1f}x")
+        print_and_record("sparse_gpu", f"Kronecker scale {scale}, edge factor 16",
+                         ["search", "ms", "G TEPS (Graph500)", "G TEPS (Gunrock)"],
+                         [[row_name, round(row["ms"], 3), round(row["graph500_gteps"], 2),
+                           round(row["gunrock_gteps"], 2)] for row_name, row in rows.items()], gpu=device,
+                         note=f"{args.roots} roots, answers checked; medians over the roots; CPU side: "
+                              f"{found['threads']} threads")
+    if not args.no_all_pairs:
+        found["all_pairs"] = all_pairs()
+        print_and_record("sparse_gpu", "all pairs (Johnson)", ["graph", "n", "GPU s", "CPU s", "GPU speed-up"],
+                         [[row_name, row["n"], round(row["gpu_s"], 3), round(row["cpu_s"], 3), round(row["speedup"], 1)]
+                          for row_name, row in found["all_pairs"].items()], gpu=device,
+                         note=f"answers equal; CPU side: {found['threads']} threads")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(found, out, indent=1)

@@ -47,6 +47,8 @@ def _table(columns: list[str], rows: list[list]) -> str:
 
 
 def _cell(value) -> str:
+    if value is None:
+        return "—"
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value).replace("|", "\\|")

@@ -539,16 +539,25 @@ class CudaCompiledSchedule(Compiled):
             device_matrix = ConcurrentBlocksMatrix(host)
         else:
             device_matrix = cuda.to_device(host)
-        launcher = _Launcher(self._kernels, self.options, device_matrix,
-                             cuda.to_device(np.full(1, NO_PIVOT, dtype=np.int64)), n, "launch.fork()" in self.source)
-        started = time.perf_counter()
-        self._run(launcher)
-        driver_seconds = time.perf_counter() - started
-        launcher.finish()
+        negative_at = self.run_on_device(device_matrix)
         if host is a:
             device_matrix.copy_to_host(a)
         else:
             a[:, :n] = device_matrix.copy_to_host()[:n, :n]
+        return negative_at
+
+    def run_on_device(self, device_matrix) -> int:
+        """Run in place on a matrix already on the device, padded_size x padded_size in the kernels'
+        dtype (what __call__ uploads; polyfw.device_solve fills one from a caller's device array, so
+        that nothing passes through the host); returns what __call__ does."""
+        check_cuda_target(self.target, running=True)
+        launcher = _Launcher(self._kernels, self.options, device_matrix,
+                             cuda.to_device(np.full(1, NO_PIVOT, dtype=np.int64)), self.n,
+                             "launch.fork()" in self.source)
+        started = time.perf_counter()
+        self._run(launcher)
+        driver_seconds = time.perf_counter() - started
+        launcher.finish()
         self.last_run.clear()
         self.last_run.update(stages=launcher.launches, products=launcher.product_launches,
                              driver_seconds=driver_seconds)

@@ -23,6 +23,7 @@ from schedules.batch import batch_schedule
 from tiling.semirings import INTEGER_INF
 
 from .dask_batch import is_bag, solve_partitions
+from .graphs.device_arrays import check_device_request, device_view, is_device_array, returned
 from .errors import NegativeCycleError
 from .graphs.edges import Edges, GraphInputError
 from .graphs.inputs import check_weights, edges_or_dense, null_as_inf
@@ -60,6 +61,52 @@ class Batch:
     @property
     def largest(self) -> int:
         return int(self.sizes.max(initial=0))
+
+    @property
+    def heaviest(self) -> float:
+        """The largest weight's magnitude (0 without arcs)."""
+        return float(np.abs(self.weights).max(initial=0))
+
+    @property
+    def negative(self) -> bool:
+        return bool((self.weights < 0).any())
+
+    def weights_as(self, dtype: str):
+        return self.weights.astype(dtype)
+
+
+@dataclass(frozen=True)
+class DeviceBatch(Batch):
+    """A batch whose arcs were gathered on the GPU from a stack of dense matrices there
+    (polyfw.device_solve.stack_arcs): sources, targets and weights are device arrays, and the weights'
+    range was read on the device."""
+
+    lightest: float = 0.0
+    heaviest_weight: float = 0.0
+
+    @property
+    def heaviest(self) -> float:
+        return max(abs(self.lightest), abs(self.heaviest_weight))
+
+    @property
+    def negative(self) -> bool:
+        return self.lightest < 0
+
+    def weights_as(self, dtype: str):
+        from .device_solve import cast
+
+        return cast(self.weights, dtype)
+
+
+def _device_batch(stack, null_value: float | None, directed: bool) -> DeviceBatch:
+    """A (B, n, n) stack of dense matrices on the GPU, read there (no copy of it to the host)."""
+    from .device_solve import FINITE, FRACTIONAL, stack_arcs
+
+    stack = device_view(stack, "graphs")
+    indptr, sources, targets, weights, counts, lightest, heaviest = stack_arcs(stack, null_value, directed)
+    finite = bool(counts[FINITE])
+    return DeviceBatch(np.full(stack.shape[0], stack.shape[1], dtype=np.int64), indptr, sources, targets, weights,
+                       not counts[FRACTIONAL], lightest if finite else 0.0, heaviest if finite else 0.0)
 
 
 def _concatenate(parts: list[Edges]) -> Batch:
@@ -385,8 +432,7 @@ def _split_joined(index: np.ndarray, num_nodes: np.ndarray, edge_weight) -> list
 def compute_dtype(batch: Batch, target: str, asked) -> tuple[str, float]:
     """The narrowest type whose sums are exact for this batch, and the largest distance it can hold
     (a larger value is a 'no path' that a negative arc lowered)."""
-    heaviest = float(np.abs(batch.weights).max(initial=0))
-    bound = max(batch.largest - 1, 0) * heaviest
+    bound = max(batch.largest - 1, 0) * batch.heaviest
     if batch.integer and (asked is None or np.dtype(asked).kind in "iu"):
         for dtype in ("int16", "int32") if target == "cpu" else ("int32",):
             if 2 * bound < INTEGER_INF[dtype]:
@@ -446,10 +492,11 @@ def _run_cpu(compiled: CompiledBatch, batch: Batch, order: np.ndarray, weights: 
         shown.close()
 
 
-def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: np.ndarray, offsets: np.ndarray,
-              widths: np.ndarray, status: np.ndarray, fills: tuple) -> None:
-    """The batch's arcs to the device, each graph built, relaxed and stored by its own thread block
-    straight into the result's layout and dtype, and the result back."""
+def _run_cuda(compiled: CompiledBatch, batch: Batch, weights, out: np.ndarray, offsets: np.ndarray,
+              widths: np.ndarray, status: np.ndarray, fills: tuple, keep: bool = False):
+    """The batch's arcs to the device (those there already stay), each graph built, relaxed and stored by
+    its own thread block straight into the result's layout and dtype, and the result back into `out`, or
+    with `keep` returned on the device (the simulator's, run on the host, is moved there)."""
     from numba import cuda
 
     from codegen.gpu_semantics import ConcurrentBlocksMatrix
@@ -458,25 +505,31 @@ def _run_cuda(compiled: CompiledBatch, batch: Batch, weights: np.ndarray, out: n
     found = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     grid = task_count(compiled, count, side)
     arrays = (batch.sizes, batch.indptr, batch.sources, batch.targets, weights)
+    result = None
     if compiled.target == "cudasim":
         device = ConcurrentBlocksMatrix(out)
         device.begin_launch(f"batch {compiled.schedule.name}")
         compiled.run[grid, CUDA_BLOCK[::-1]](*arrays, device, offsets, widths, found, *fills, count, side, 0)
         device.end_launch()
         out[...] = device.copy_to_host()
-    elif count:
+        result = cuda.to_device(out) if keep else None
+    else:
         result, found_device = cuda.device_array(out.shape, out.dtype), cuda.to_device(found)
-        compiled.run[grid, CUDA_BLOCK[::-1]](*(cuda.to_device(x) for x in arrays), result, cuda.to_device(offsets),
-                                             cuda.to_device(widths), found_device, *fills, count, side, 0)
-        result.copy_to_host(out)
-        found = found_device.copy_to_host()
+        if count:
+            compiled.run[grid, CUDA_BLOCK[::-1]](*(cuda.to_device(x) if isinstance(x, np.ndarray) else x
+                                                   for x in arrays), result, cuda.to_device(offsets),
+                                                 cuda.to_device(widths), found_device, *fills, count, side, 0)
+            found = found_device.copy_to_host()
+        if not keep:
+            result.copy_to_host(out)
     status[found < side] = found[found < side]
+    return result
 
 
 def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = True, padded: bool = True,
                 unreachable=None, padding=None, dtype=None, predecessors: bool = False, weight: str = "weight",
                 null_value: float = 0, layout: str = "auto", target: str = "cpu", progress: bool | None = False,
-                client=None, store=None):
+                client=None, store=None, device_result: bool = False, like: object | None = None):
     """All-pairs shortest path lengths of every graph of a batch.
 
     graphs: a list of graphs — dense matrices (entries equal to `null_value`, 0 by default, or inf
@@ -498,6 +551,11 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     size side by side in vector lanes; graphs with predecessors; blocks on CUDA) or one of
     schedules.batch.LAYOUTS. target: 'cpu', 'cuda' or 'cudasim'. progress: a bar (polyfw.progress; True
     wherever stderr goes, None in a terminal or a notebook only).
+    On target 'cuda' or 'cudasim', `graphs` may also be one (B, n, n) stack of dense matrices on the GPU (a
+    torch or cupy array, a numba device array; entries read as in a list of dense matrices, zeros as arcs
+    without a warning where null_value=None): its arcs are gathered there, never copied to the host.
+    device_result=True returns the distances on the GPU (numba device arrays, which torch and cupy wrap
+    without a copy; padded=False: views of one), like=x as arrays of x's kind; on those targets only.
     No input is changed. A graph with a negative cycle raises NegativeCycleInBatch, naming it.
 
     Beyond one machine: with a dask.distributed `client` (or a dask.bag, on the default client),
@@ -519,10 +577,16 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
         raise ValueError("store= is where a dask cluster's workers write their partitions: pass client= too")
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-    batch = read_batch(graphs, num_nodes, edge_weight, weight, null_value, directed)
+    on_device = is_device_array(graphs)
+    check_device_request(target, on_device, device_result, like)
+    if on_device and (num_nodes is not None or edge_weight is not None):
+        raise ValueError("a (B, n, n) stack on the GPU holds its graphs' sizes and weights: num_nodes and "
+                         "edge_weight go with edge_index inputs; pass neither")
+    batch = _device_batch(graphs, null_value, directed) if on_device else \
+        read_batch(graphs, num_nodes, edge_weight, weight, null_value, directed)
     compute, limit = compute_dtype(batch, target, dtype)
     result = _result_dtype(batch, dtype, compute_dtype(batch, "cpu", dtype)[0])  # the same on every target
-    negative = bool((batch.weights < 0).any())
+    negative = batch.negative
     unreachable = _fill_value(unreachable, result, "unreachable", negative)
     padding = unreachable if padding is None else _fill_value(padding, result, "padding", negative)
     schedule = _layout(layout, target, predecessors, compute)
@@ -535,17 +599,23 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     out = np.empty(int(offsets[-1]), dtype=result)
     out_pred = np.empty(int(offsets[-1]) if predecessors else 0, dtype=np.int32)
     status = np.full(count, -1, dtype=np.int64)
-    weights = batch.weights.astype(compute)
+    weights = batch.weights_as(compute)
     fills = (unreachable, padding, np.dtype(compute).type(limit))  # (limit: a larger value is a lowered INF)
+    kept = None  # the result on the device, where asked
     if target == "cpu":
         order = np.argsort(-batch.sizes, kind="stable").astype(np.int64)  # largest first: even work, even groups
         _run_cpu(compiled, batch, order, weights, out, out_pred, offsets, widths, status, fills, progress)
     else:
-        _run_cuda(compiled, batch, weights, out, offsets, widths, status, fills)
+        kept = _run_cuda(compiled, batch, weights, out, offsets, widths, status, fills,
+                         device_result or like is not None)
     negative = np.flatnonzero(status >= 0)
     if negative.size:
         raise NegativeCycleInBatch(int(negative[0]), int(status[negative[0]]))
     compiled.last_run.update(graphs=count, layout=schedule.name, dtype=compute)
+    if kept is not None:
+        shape = (count, batch.largest, batch.largest)
+        return returned(kept.reshape(shape), True, like) if padded else \
+            [returned(kept[a:b].reshape((n, n)), True, like) for a, b, n in zip(offsets[:-1], offsets[1:], batch.sizes)]
     if padded:
         shape = (count, batch.largest, batch.largest)
         distances = out.reshape(shape)

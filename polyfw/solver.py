@@ -25,6 +25,7 @@ from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
 from . import errors
+from .graphs.device_arrays import check_device_request, device_view, is_device_array, to_device_result
 from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_integer_weights, missing_edges,
                      null_as_inf, read_graph, summarize_weights, vertex_count)
 from .graphs.blocks import tile_layers_run
@@ -143,7 +144,8 @@ def _solve_sparse(graph, dtype_name: str, predecessors: bool, target: Target):
 def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, kappa: int | None = None,
           target: str = "cpu", dtype="auto", directed: bool = True, predecessors: bool = False,
           weight: str = "weight", semiring: str = "min-plus", method: str = "auto",
-          null_value: float | None = None, progress: bool | None = None):
+          null_value: float | None = None, progress: bool | None = None, device_result: bool = False,
+          like: object | None = None):
     """Shortest-path distances between all pairs of vertices of `graph` (or, with another
     semiring, widest paths, minimax paths or reachability).
 
@@ -186,24 +188,32 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
 
     semiring: a registered semiring (tiling.semirings), what each reads and what its result
     holds (INF below: inf in float dtypes, INT32_INF in int32, INT16_INF in int16):
-      'min-plus' (shortest paths): as above.
-      'max-min' (widest paths): integer or float weights; unreachable is -INF, a vertex to
-        itself +INF.
-      'min-max' (minimax paths): integer or float weights; unreachable is +INF, a vertex to
-        itself -INF.
-      'or-and' (reachability): a bool adjacency matrix (dense or sparse), 0/1 integers or
-        weights (every nonzero finite entry an edge); returns a bool matrix, True where
-        reachable, the diagonal True.
+
+    - 'min-plus' (shortest paths): as above.
+    - 'max-min' (widest paths): integer or float weights; unreachable is -INF, a vertex to
+      itself +INF.
+    - 'min-max' (minimax paths): integer or float weights; unreachable is +INF, a vertex to
+      itself -INF.
+    - 'or-and' (reachability): a bool adjacency matrix (dense or sparse), 0/1 integers or
+      weights (every nonzero finite entry an edge); returns a bool matrix, True where
+      reachable, the diagonal True.
+
     An input of another dtype, or a dtype the semiring does not compute in, is refused in one
     line naming the accepted ones (GraphInputError, a ValueError).
 
     progress: a bar over the tile-layers of a dataflow run (the CPU's tuned runtime; polyfw.progress):
     True wherever stderr goes, False never, None (default) in a terminal or a notebook from
     PROGRESS_FROM vertices, where a call takes seconds.
+
+    On target 'cuda' (or 'cudasim') `graph` may be a dense matrix on the GPU (a torch or cupy array, a
+    numba device array: anything with `__cuda_array_interface__` or CUDA DLPack): it is read, run and
+    converted there, never copied to the host (polyfw.device_solve). device_result=True returns the
+    result on the GPU (a numba device array, which torch and cupy wrap without a copy), like=x as the
+    same kind of array as x; both only on those targets.
     """
     with one_reading():  # the input is read once for the whole call (its edges, a dense matrix's facts)
         return _solve(graph, schedule, tile, kappa, target, dtype, directed, predecessors, weight, semiring, method,
-                      null_value, progress)
+                      null_value, progress, device_result, like)
 
 
 #: from this many vertices solve(progress=None) shows its run's bar in a terminal or a notebook (a
@@ -235,16 +245,27 @@ def _run_progress(progress: bool | None, n: int) -> Iterator[None]:
 
 
 def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, predecessors: bool, weight: str,
-           semiring: str, method: str, null_value, progress: bool | None = None):
+           semiring: str, method: str, null_value, progress: bool | None = None, device_result: bool = False,
+           like=None):
     """input -> plan -> run -> convert."""
     asked = Asked(semiring, target, dtype, schedule, tile, kappa, predecessors, method)
     ring = asked.ring
-    graph = _read_once(graph, ring, null_value)
-    n = vertex_count(graph)
+    on_device = is_device_array(graph)
+    check_device_request(target, on_device, device_result, like)
+    if on_device:
+        graph = device_view(graph)
+    else:
+        graph = _read_once(graph, ring, null_value)
+    n = graph.shape[0] if on_device else vertex_count(graph)
     if n == 0:
         empty = np.zeros((0, 0), dtype="float64" if asked.as_scipy else "bool" if ring.name == "or-and"
                          else ring.dtypes[0] if asked.auto_dtype else np.dtype(dtype).name)
-        return (empty, np.zeros((0, 0), dtype=np.int32)) if predecessors else empty
+        return to_device_result((empty, np.zeros((0, 0), dtype=np.int32)) if predecessors else empty,
+                                device_result, like)
+    if on_device:
+        from .device_solve import solve_on_device
+
+        return solve_on_device(graph, asked, directed, null_value, device_result, like)
     summary = summarize_weights(graph, weight) if asked.reads_weights else None
     sparse_input = not isinstance(graph, np.ndarray)
     arcs = None  # what the ordering and, without a summary, the method choice read
@@ -264,10 +285,12 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
         return _solve_packed(graph, n, plan, directed, weight)
     if plan.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
-        return _with_choice(_solve_sparse(sparse_graph, "float64" if plan.as_scipy else plan.dtype, predecessors,
-                                          find_target(target)), plan.choice)
+        return to_device_result(_with_choice(_solve_sparse(sparse_graph, "float64" if plan.as_scipy else plan.dtype,
+                                                           predecessors, find_target(target)), plan.choice),
+                                device_result, like)
     distances = _solve_dense(graph, n, ring, plan, directed, predecessors, weight, progress, ordered)
-    return distances if plan.choice is None else _with_choice(distances, plan.choice)
+    return to_device_result(distances if plan.choice is None else _with_choice(distances, plan.choice),
+                            device_result, like)
 
 
 def _read_once(graph, ring, null_value: float | None):

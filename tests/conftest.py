@@ -19,3 +19,22 @@ settings.register_profile(
 )
 settings.register_profile("thorough", parent=settings.get_profile("polyfw"), max_examples=600, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "polyfw"))
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def device_reads(monkeypatch):
+    """Every copy from the (simulated) device to the host, as the host array it was copied from: a test
+    counts them, or asks whether one read a given device array's memory."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    copied = []
+    real = FakeCUDAArray.copy_to_host
+
+    def recording(self, *arguments, **keywords):
+        copied.append(self._ary)
+        return real(self, *arguments, **keywords)
+
+    monkeypatch.setattr(FakeCUDAArray, "copy_to_host", recording)
+    return copied

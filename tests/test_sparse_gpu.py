@@ -26,20 +26,6 @@ def path_graph(n: int) -> np.ndarray:
     return as_csr(polyfw.graphs.Edges(n, arcs, arcs + 1, arcs + 1.0))
 
 
-@pytest.fixture
-def reads_back(monkeypatch):
-    """Counts every copy from the (simulated) device to the host."""
-    counted = []
-    real = FakeCUDAArray.copy_to_host
-
-    def counting(self, *arguments, **keywords):
-        counted.append(self.shape)
-        return real(self, *arguments, **keywords)
-
-    monkeypatch.setattr(FakeCUDAArray, "copy_to_host", counting)
-    return counted
-
-
 @pytest.fixture(scope="module")
 def kronecker():
     return as_csr(rmat_edges(7, seed=2, weighted=True), directed=False)
@@ -60,18 +46,18 @@ def test_bfs_optimizing_and_top_down_match_scipy_and_pass_graph500s_rules(kronec
         assert steps[0]["levels"] == int(expected[reached].max()) + 1
 
 
-def test_a_search_reads_back_a_fixed_few_arrays_whatever_its_depth(reads_back):
+def test_a_search_device_reads_a_fixed_few_arrays_whatever_its_depth(device_reads):
     counts = {}
     for n in (30, 250):
         graph = to_device(path_graph(n))
-        reads_back.clear()
+        device_reads.clear()
         levels, parents = bfs(graph, 0)
         assert levels[-1] == n - 1 and parents[-1] == n - 2
-        searched = len(reads_back)
-        reads_back.clear()
+        searched = len(device_reads)
+        device_reads.clear()
         dist, parent = sssp(graph, 0)
         assert dist[-1] == (n - 1) * n / 2 and parent[-1] == n - 2
-        counts[n] = (searched, len(reads_back))
+        counts[n] = (searched, len(device_reads))
     assert counts[30] == counts[250] == (3, 2)  # counters, levels, parents; distances, parents
 
 

@@ -262,10 +262,10 @@ def check_integer_weights(weights: np.ndarray, n: int, dtype) -> None:
         return
     facts = dense_facts(weights)  # (of its finite weights: an arc of weight inf is none)
     if facts.finite:
-        _check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, n, dtype)
+        check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, n, dtype)
 
 
-def _check_integer_range(integer: bool, lightest: float, heaviest: float, n: int, dtype: np.dtype) -> None:
+def check_integer_range(integer: bool, lightest: float, heaviest: float, n: int, dtype: np.dtype) -> None:
     if not integer:
         raise GraphInputError(f"{dtype.name} needs integer weights; use float32 or float64 for fractional ones")
     bound = path_bound(n, lightest, heaviest)
@@ -320,7 +320,7 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
     if dtype.kind == "i":  # float weights into an integer dtype: checked and filled in one pass each
         facts = dense_facts(edges)
         if facts.finite:
-            _check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, edges.shape[0], dtype)
+            check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, edges.shape[0], dtype)
         result = np.empty(edges.shape, dtype=dtype) if out is None else out
         _fill_integer(edges, dtype.type(top(dtype)), result)
         return _closed_diagonal(result, directed and input_directed)
@@ -338,9 +338,7 @@ def null_as_inf(matrix: np.ndarray, null_value: float | None, stacklevel: int = 
     if null_value is None:
         if (dense_facts(matrix).off_diagonal_zeros if matrix.ndim == 2 and matrix.dtype.kind in "iuf"
                 else (matrix == 0).sum() > (np.diagonal(matrix) == 0).sum()):
-            warnings.warn("a dense matrix with zeros off the diagonal: read as arcs of weight 0; pass null_value=0 to "
-                          "read them as missing arcs (scipy's csgraph convention), or null_value=np.inf to keep them "
-                          "as arcs without this warning", UserWarning, stacklevel=stacklevel)
+            warn_zeros_as_arcs(stacklevel)
         return matrix
     if np.isinf(null_value):
         return matrix
@@ -350,21 +348,34 @@ def null_as_inf(matrix: np.ndarray, null_value: float | None, stacklevel: int = 
     return np.where(null, np.inf, matrix.astype(np.float64))
 
 
+def warn_zeros_as_arcs(stacklevel: int) -> None:
+    """The one warning a dense input with zeros off the diagonal draws when null_value=None."""
+    warnings.warn("a dense matrix with zeros off the diagonal: read as arcs of weight 0; pass null_value=0 to "
+                  "read them as missing arcs (scipy's csgraph convention), or null_value=np.inf to keep them "
+                  "as arcs without this warning", UserWarning, stacklevel=stacklevel + 1)
+
+
+def check_float_sums(lightest: float, heaviest: float, n: int, dtype: np.dtype) -> None:
+    """Refuse finite float weights from `lightest` to `heaviest` whose path sums could overflow `dtype`
+    (they would read as unreachable)."""
+    largest = max(abs(lightest), abs(heaviest))
+    if largest * max(n - 1, 1) > float(np.finfo(dtype).max):
+        raise GraphInputError(f"weights up to {largest:g} over {n} vertices: a path sum can overflow {dtype.name} "
+                              f"(largest {float(np.finfo(dtype).max):g}) and would read as unreachable; scale the "
+                              "weights" + (" or use float64" if dtype != np.float64 else ""))
+
+
 def _check_exact_sums(weights: np.ndarray, n: int, dtype: np.dtype) -> None:
-    """Refuse float weights whose path sums could overflow `dtype` (they would read as
-    unreachable), and warn once when `dtype` rounds a weight."""
+    """Refuse float weights whose path sums could overflow `dtype` (check_float_sums), and warn once
+    when `dtype` rounds a weight."""
     if dtype.kind != "f" or not weights.size:
         return
     facts = dense_facts(weights)  # (read once a call), and the rounded weights gathered only if any
     if not facts.finite:
         return
-    largest = max(abs(facts.lightest), abs(facts.heaviest))
     rounds = dtype == np.float32 and weights.dtype != np.float32 and facts.float32_rounds
     finite = weights[np.isfinite(weights)] if rounds else weights.ravel()[:0]
-    if largest * max(n - 1, 1) > float(np.finfo(dtype).max):
-        raise GraphInputError(f"weights up to {largest:g} over {n} vertices: a path sum can overflow {dtype.name} "
-                              f"(largest {float(np.finfo(dtype).max):g}) and would read as unreachable; scale the "
-                              "weights" + (" or use float64" if dtype != np.float64 else ""))
+    check_float_sums(facts.lightest, facts.heaviest, n, dtype)
     if finite.dtype != dtype:
         rounded = finite.astype(dtype).astype(np.float64) != finite.astype(np.float64)
         if rounded.any():
@@ -460,10 +471,18 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
         return (matrix > 0).astype(np.uint8)
     highest, lowest = top(dtype), bottom(dtype)
     values = matrix[np.isfinite(matrix)]
-    if values.size and (values.max() >= highest or values.min() <= lowest or np.any(values != np.round(values))):
+    if values.size:
+        check_semiring_integers(bool(np.all(values == np.round(values))), values.min(), values.max(), dtype)
+    return np.where(matrix == np.inf, highest, np.where(matrix == -np.inf, lowest, matrix)).astype(dtype)
+
+
+def check_semiring_integers(integer: bool, lightest: float, heaviest: float, dtype: np.dtype) -> None:
+    """Refuse weights (the finite ones, from `lightest` to `heaviest`) that an integer dtype of a
+    semiring other than min-plus cannot hold between its -INF and INF."""
+    highest, lowest = top(dtype), bottom(dtype)
+    if not integer or heaviest >= highest or lightest <= lowest:
         raise GraphInputError(f"{dtype.name} needs integer weights strictly between {lowest} and {highest}; "
                               "use float32 or float64")
-    return np.where(matrix == np.inf, highest, np.where(matrix == -np.inf, lowest, matrix)).astype(dtype)
 
 
 def missing_edges(matrix: np.ndarray) -> np.ndarray:

@@ -57,6 +57,10 @@ class CSRGraph:
     def out_degree(self) -> np.ndarray:
         return np.diff(self.indptr)
 
+    def on_host(self) -> CSRGraph:
+        """The graph with its arrays on the host (itself; polyfw.sparse.cuda.DeviceCSR's are copied there)."""
+        return self
+
 
 def _from_arrays(n: int, source: np.ndarray, target: np.ndarray, weight: np.ndarray) -> CSRGraph:
     """Sorted by (source, target, weight); of repeated (source, target) pairs the lightest stays."""

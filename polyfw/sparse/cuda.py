@@ -347,6 +347,16 @@ def _launch(kernel, searches: int, *arguments) -> None:
     kernel[blocks, threads](*arguments)
 
 
+@cuda.jit
+def _first_frontiers(indptr, sources, counters):
+    """Search s's counters of its first frontier (its source): the source's out-edges, and so fewer unexplored."""
+    s = cuda.grid(1)
+    if s < sources.shape[0]:
+        degree = indptr[sources[s] + 1] - indptr[sources[s]]
+        counters[s, FRONTIER_EDGES] += degree
+        counters[s, UNEXPLORED] -= degree
+
+
 @dataclass
 class _Searches:
     """Host arrays of len(sources) searches, each from one source, then moved to the device."""
@@ -355,12 +365,13 @@ class _Searches:
     sources: np.ndarray
 
     def counters(self, unexplored: int = 0):
-        degree = np.diff(self.graph.csr.indptr)[self.sources]
         counters = np.zeros((len(self.sources), COUNTERS), dtype=np.int64)
         counters[:, SIZE] = 1
-        counters[:, FRONTIER_EDGES] = degree
-        counters[:, UNEXPLORED] = unexplored - degree
-        return self.graph.upload(counters)
+        counters[:, UNEXPLORED] = unexplored
+        counters = self.graph.upload(counters)
+        _first_frontiers[max(1, -(-len(self.sources) // THREADS)), THREADS](
+            self.graph.indptr, self.graph.upload(self.sources), counters)  # (the row offsets stay on the device)
+        return counters
 
     def queues(self, length: int, first: bool = True):
         """Two queues of `length` vertices a search, the first holding its source."""
@@ -484,7 +495,7 @@ def sssp_cuda(graph, source: int, delta: float | None = None, device_result: boo
     if negative and graph.download(counters)[0, STUCK]:
         on_cpu, active = np.full(csr.n, np.inf), np.zeros(csr.n, dtype=np.bool_)
         on_cpu[source], active[source] = 0.0, True
-        bellman_ford_from(csr, on_cpu, active)  # raises NegativeCycleError naming a vertex on the cycle
+        bellman_ford_from(csr.on_host(), on_cpu, active)  # raises NegativeCycleError naming a vertex on the cycle
         raise RuntimeError(f"Bellman-Ford on the GPU was still improving after {graph.n + 1} rounds, on the CPU "
                            "it settled: please report this graph")
     _, parent, _ = _trees(graph, searches, 0, dist)
@@ -541,7 +552,7 @@ def johnson_cuda(graph, predecessors: bool = False, device_result: bool = False)
         counters = _distances(graph, _Searches(graph, np.zeros(1, dtype=np.int64)), potential, math.inf, n + 1,
                               first_all=True)
         if graph.download(counters)[0, STUCK]:
-            potentials(csr)  # raises NegativeCycleError naming a vertex on the cycle
+            potentials(csr.on_host())  # raises NegativeCycleError naming a vertex on the cycle
             raise RuntimeError("Bellman-Ford on the GPU was still improving after n + 1 rounds, on the CPU it settled")
         weights = cuda.device_array(max(csr.m, 1), dtype=np.float64)
         _reweighted[max(1, -(-csr.m // THREADS)), THREADS](graph.sources, graph.indices, graph.weights, potential[0],

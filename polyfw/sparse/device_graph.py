@@ -6,6 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..graphs.device_arrays import is_device_array
 from .csr import CSRGraph, as_csr
 
 
@@ -31,13 +32,18 @@ class DeviceGraph:
     @cached_property
     def sources(self):
         """Every edge's source on the device (Johnson's reweighting reads it), made once."""
-        return self.upload(self.csr.sources)
+        return self._placed(self.csr.sources)
 
     @cached_property
     def reverse(self) -> tuple[object, object]:
         """The in-edges' row offsets and sources on the device (bottom-up steps scan them), made once."""
         reverse = self.csr.reverse
-        return self.upload(reverse.indptr), self.upload(reverse.indices)
+        return self._placed(reverse.indptr), self._placed(reverse.indices)
+
+    def _placed(self, array):
+        """An array of the graph's on the device: uploaded from the host, or as it is where it is there already
+        (polyfw.sparse.device_csr.DeviceCSR)."""
+        return self.upload(array) if isinstance(array, np.ndarray) else array
 
     def upload(self, host: np.ndarray):
         from numba import cuda
@@ -50,12 +56,30 @@ class DeviceGraph:
         return device.copy_to_host()
 
 
+def csr_on_device(graph) -> bool:
+    """Whether `graph` is CSR arrays already on the GPU: a tuple (indptr, indices, weights) of device arrays,
+    or a DeviceGraph made from one."""
+    if isinstance(graph, DeviceGraph):
+        return not isinstance(graph.csr.indptr, np.ndarray)
+    return isinstance(graph, tuple) and len(graph) == 3 and all(map(is_device_array, graph))
+
+
 def to_device(graph, directed: bool = True) -> DeviceGraph:
     """Move a graph (scipy or networkx graph, CSRGraph, edge arrays, a dense matrix: whatever
     polyfw.sparse.as_csr reads) to the GPU once; BFS, SSSP and Johnson on target 'cuda' then
-    reuse it without copying it again. A DeviceGraph passed in is returned as it is."""
+    reuse it without copying it again. A DeviceGraph passed in is returned as it is.
+
+    A tuple (indptr, indices, weights) of arrays already on the GPU (torch, cupy, numba: anything
+    polyfw.graphs.device_arrays reads; a CSR graph's row offsets, targets and float64 weights, the
+    graph's arcs as they are: `directed` does not apply) is taken as it is, never copied to the host
+    (polyfw.sparse.device_csr.DeviceCSR)."""
     if isinstance(graph, DeviceGraph):
         return graph
+    if csr_on_device(graph):
+        from .device_csr import device_csr
+
+        csr = device_csr(*graph)
+        return DeviceGraph(csr, csr.indptr, csr.indices, csr.weights)
     from numba import config, cuda
 
     if not config.ENABLE_CUDASIM and not cuda.is_available():

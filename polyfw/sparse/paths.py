@@ -8,9 +8,10 @@ import numpy as np
 
 from codegen.profile import cycles_per_second
 
+from ..graphs.device_arrays import returned
 from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
-from .device_graph import DeviceGraph
+from .device_graph import DeviceGraph, csr_on_device
 from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra,
                       dijkstra_from_sources, stepping, tight_parents)
 from .searches import ALPHA, BETA, bellman_ford_from, check_source, potentials, smallest_levels
@@ -28,27 +29,41 @@ def _on_gpu(graph, target: str | None) -> bool:
     """Whether a search runs on the GPU: target 'cuda' (or 'cudasim': Numba's simulator runs the same
     kernels when NUMBA_ENABLE_CUDASIM=1), or, without a target, a graph already there."""
     if target is None:
-        return isinstance(graph, DeviceGraph)
+        return isinstance(graph, DeviceGraph) or csr_on_device(graph)
     if target not in SEARCH_TARGETS:
         raise ValueError(f"target must be one of {', '.join(SEARCH_TARGETS)}, got {target!r}")
+    if target == "cpu" and csr_on_device(graph):
+        raise ValueError("the graph's CSR arrays are on the GPU and target 'cpu' runs on the host: pass target "
+                         "'cuda' or 'cudasim', or copy them to the host first")
     return target != "cpu"
 
 
-def _host_only(device_result: bool, gpu: bool) -> None:
-    if device_result and not gpu:
-        raise ValueError("device_result=True keeps a GPU search's result on the GPU; pass target='cuda'")
+def _host_only(device_result: bool, like, gpu: bool) -> None:
+    if (device_result or like is not None) and not gpu:
+        raise ValueError("device_result=True keeps a GPU search's result on the GPU (like= too); pass target='cuda'")
+
+
+def _as_like(result, like):
+    """A GPU search's device arrays as arrays of like's kind (polyfw.graphs.device_arrays.returned), or as they are."""
+    if like is None:
+        return result
+    if isinstance(result, tuple):
+        return tuple(returned(part, True, like) for part in result)
+    return returned(result, True, like)
 
 
 def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True,
-        steps: list | None = None, target: str | None = None, device_result: bool = False
-        ) -> tuple[np.ndarray, np.ndarray]:
+        steps: list | None = None, target: str | None = None, device_result: bool = False,
+        like: object | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(levels, parents) of a breadth-first search from `source`: levels in the smallest unsigned
     dtype, unreached = its maximum; parents -1 where unreached (the source is its own parent), in the
     graph's index dtype (int32 up to 2**31 vertices).
 
     target: 'cpu' or 'cuda' (polyfw.sparse.cuda: the graph moved to the GPU, or a DeviceGraph from
-    polyfw.sparse.to_device left there; default: 'cuda' for a DeviceGraph, else 'cpu').
-    device_result: a GPU search's arrays stay on the device (see polyfw.sparse.cuda.bfs_cuda).
+    polyfw.sparse.to_device left there, or CSR arrays already there as a tuple (indptr, indices,
+    weights) of device arrays, never copied to the host; default: 'cuda' for those, else 'cpu').
+    device_result: a GPU search's arrays stay on the device (see polyfw.sparse.cuda.bfs_cuda); like=x:
+    they stay there as arrays of x's kind (a torch tensor, a cupy array: no copy).
 
     direction: 'top-down' (each frontier vertex claims its unvisited out-neighbours) or
     'optimizing' (bottom-up steps while the frontier is large, Beamer's heuristic).
@@ -58,15 +73,15 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
     if direction not in ("top-down", "optimizing"):
         raise ValueError(f"direction must be 'top-down' or 'optimizing', got {direction!r}")
     gpu = _on_gpu(graph, target)
-    _host_only(device_result, gpu)
+    _host_only(device_result, like, gpu)
     if gpu:
         from .cuda import bfs_cuda, to_device
 
         found = {}
-        result = bfs_cuda(to_device(graph, directed), source, direction, device_result, found)
+        result = bfs_cuda(to_device(graph, directed), source, direction, device_result or like is not None, found)
         if steps is not None:
             steps.append(found)
-        return result
+        return _as_like(result, like)
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
     parent = np.full(csr.n, NO_PARENT, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
@@ -84,10 +99,11 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
 
 
 def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps: list | None = None,
-         target: str | None = None, device_result: bool = False) -> tuple[np.ndarray, np.ndarray]:
+         target: str | None = None, device_result: bool = False, like: object | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
     """(distances, parents) from `source`: inf and -1 where unreachable.
 
-    target, device_result: as bfs's. On the GPU method 'auto' is near-far (delta-stepping's form for
+    target, device_result, like: as bfs's. On the GPU method 'auto' is near-far (delta-stepping's form for
     GPUs) unless a weight is negative, then Bellman-Ford; 'delta-stepping' and 'bellman-ford' ask for
     one of them.
 
@@ -99,7 +115,7 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     if method not in SSSP_METHODS:
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
     gpu = _on_gpu(graph, target)
-    _host_only(device_result, gpu)
+    _host_only(device_result, like, gpu)
     if gpu:
         from .cuda import sssp_cuda, to_device
 
@@ -108,7 +124,8 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
         graph = to_device(graph, directed)
         if method == "delta-stepping" and graph.csr.lightest < 0:
             raise GraphInputError("delta-stepping needs non-negative weights; use method='bellman-ford'")
-        return sssp_cuda(graph, source, math.inf if method == "bellman-ford" else None, device_result)
+        return _as_like(sssp_cuda(graph, source, math.inf if method == "bellman-ford" else None,
+                                  device_result or like is not None), like)
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
     negative = csr.lightest < 0
@@ -209,17 +226,18 @@ def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | No
 
 
 def johnson(graph, directed: bool = True, predecessors: bool = False, target: str | None = None,
-            device_result: bool = False):
+            device_result: bool = False, like: object | None = None):
     """All-pairs shortest paths of a sparse graph: Bellman–Ford potentials, then Dijkstra from every
     source in parallel. Distances n x n (inf: unreachable), and with predecessors=True also the
     predecessor matrix in scipy's convention (-9999 on the diagonal and where unreachable).
-    target, device_result: as bfs's (on the GPU, polyfw.sparse.cuda.johnson_cuda)."""
+    target, device_result, like: as bfs's (on the GPU, polyfw.sparse.cuda.johnson_cuda)."""
     gpu = _on_gpu(graph, target)
-    _host_only(device_result, gpu)
+    _host_only(device_result, like, gpu)
     if gpu:
         from .cuda import johnson_cuda, to_device
 
-        return johnson_cuda(to_device(graph, directed), predecessors, device_result)
+        return _as_like(johnson_cuda(to_device(graph, directed), predecessors, device_result or like is not None),
+                        like)
     csr = as_csr(graph, directed=directed)
     dist, parent = dijkstra_rows(csr, np.arange(csr.n, dtype=np.int64), potentials(csr) if csr.lightest < 0 else None)
     if not predecessors:

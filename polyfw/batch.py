@@ -553,7 +553,7 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     wherever stderr goes, None in a terminal or a notebook only).
     On target 'cuda' or 'cudasim', `graphs` may also be one (B, n, n) stack of dense matrices on the GPU (a
     torch or cupy array, a numba device array; entries read as in a list of dense matrices, zeros as arcs
-    without a warning where null_value=None): its arcs are gathered there, never copied to the host.
+    with the list's one warning where null_value=None): its arcs are gathered there, never copied to the host.
     device_result=True returns the distances on the GPU (numba device arrays, which torch and cupy wrap
     without a copy; padded=False: views of one), like=x as arrays of x's kind; on those targets only.
     No input is changed. A graph with a negative cycle raises NegativeCycleInBatch, naming it.

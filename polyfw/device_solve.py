@@ -32,9 +32,10 @@ FINITE, FRACTIONAL, ZEROS, NAN, MINUS_INF, ROUNDS = range(6)
 
 
 @cuda.jit
-def _column_facts(matrix, null, counts, bounds):
+def _column_facts(matrix, null, side, counts, bounds):
     """Per column j (a thread each: neighbouring threads read neighbouring entries): its counts (above) and
-    its lightest and heaviest finite entry, an entry equal to `null` read as inf (no arc)."""
+    its lightest and heaviest finite entry, an entry equal to `null` read as inf (no arc). The rows are
+    matrices of `side` rows one under another (a stack's): row i is row i % side of its matrix."""
     j = cuda.grid(1)
     if j >= matrix.shape[1]:
         return
@@ -51,7 +52,7 @@ def _column_facts(matrix, null, counts, bounds):
             lightest, heaviest = min(lightest, x), max(heaviest, x)
         nans += x != x
         minus_inf += x == -math.inf
-        zeros += x == 0 and i != j
+        zeros += x == 0 and i % side != j
     counts[j, FINITE], counts[j, FRACTIONAL], counts[j, ZEROS] = finite, fractional, zeros
     counts[j, NAN], counts[j, MINUS_INF], counts[j, ROUNDS] = nans, minus_inf, rounds
     bounds[j, 0], bounds[j, 1] = lightest, heaviest
@@ -108,12 +109,12 @@ def _grid(rows: int, columns: int) -> tuple[tuple[int, int], tuple[int, int]]:
 
 
 def _facts(matrix, null: float) -> tuple[np.ndarray, float, float]:
-    """The counts (FINITE, ...) and the lightest and heaviest finite entry of a device matrix: one pass on
-    the device, a column's few numbers back."""
+    """The counts (FINITE, ...) and the lightest and heaviest finite entry of a device matrix, or of the n x n
+    matrices of a rows-stacked (B * n, n) one: one pass on the device, a column's few numbers back."""
     columns = matrix.shape[1]
     counts = cuda.device_array((columns, 6), dtype=np.int64)
     bounds = cuda.device_array((columns, 2), dtype=np.float64)
-    _column_facts[max(1, -(-columns // (BLOCK * BLOCK))), BLOCK * BLOCK](matrix, null, counts, bounds)
+    _column_facts[max(1, -(-columns // (BLOCK * BLOCK))), BLOCK * BLOCK](matrix, null, columns, counts, bounds)
     host_bounds = bounds.copy_to_host()
     return counts.copy_to_host().sum(axis=0), float(host_bounds[:, 0].min()), float(host_bounds[:, 1].max())
 
@@ -238,6 +239,8 @@ def stack_arcs(stack, null_value: float | None, directed: bool):
     if counts[NAN] or counts[MINUS_INF]:
         raise GraphInputError(f"the batch's dense matrices on the GPU hold {counts[NAN]} NaN and {counts[MINUS_INF]} "
                               "-inf weight(s): not allowed")
+    if null_value is None and counts[ZEROS]:
+        warn_zeros_as_arcs(4)  # at solve_batch's caller, as a list of dense matrices warns
     arcs = cuda.to_device(np.zeros(count + 1, dtype=np.int64))
     nothing = cuda.device_array(0, dtype=np.float64)
     blocks = max(1, -(-count // (BLOCK * BLOCK))), BLOCK * BLOCK

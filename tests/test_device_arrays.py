@@ -3,6 +3,7 @@ same values as the host path, the caller's device array neither changed nor copi
 left on the device when asked."""
 import sys
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -160,3 +161,19 @@ def test_csr_arrays_on_the_device_are_searched_without_a_copy_to_the_host(device
     assert np.array_equal(everything.copy_to_host(), johnson(csr))
     with pytest.raises(ValueError, match="CSR arrays are on the GPU and target 'cpu' runs on the host"):
         sssp(arrays, 0, target="cpu")
+
+
+def test_a_stack_read_with_null_value_none_warns_of_zeros_off_the_diagonal_only():
+    stack = np.full((2, 5, 5), np.inf)
+    for matrix in stack:
+        np.fill_diagonal(matrix, 0)
+    stack[:, 0, 1], stack[1, 2, 3] = 4, 0  # the second matrix's (2, 3) is an arc of weight 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        polyfw.solve_batch(cuda.to_device(stack[:1]), target="cudasim", null_value=None)  # zeros on the diagonal
+    with pytest.warns(UserWarning, match="zeros off the diagonal") as on_device:
+        found = polyfw.solve_batch(cuda.to_device(stack), target="cudasim", null_value=None)
+    with pytest.warns(UserWarning, match="zeros off the diagonal"):
+        expected = polyfw.solve_batch(list(stack), target="cudasim", null_value=None)
+    assert np.array_equal(found, expected) and found[1, 2, 3] == 0
+    assert len(on_device) == 1 and on_device[0].filename == __file__

@@ -12,7 +12,7 @@ from numba import cuda
 import polyfw
 from polyfw.graphs.device_arrays import device_view, is_device_array
 from polyfw.errors import NegativeCycleError
-from polyfw.sparse import as_csr, bfs, johnson, sssp, validate_sssp
+from polyfw.sparse import as_csr, bfs, johnson, sssp, to_device, validate_bfs, validate_sssp
 
 SCHEDULE = "classic:tile=16"
 
@@ -177,3 +177,23 @@ def test_a_stack_read_with_null_value_none_warns_of_zeros_off_the_diagonal_only(
         expected = polyfw.solve_batch(list(stack), target="cudasim", null_value=None)
     assert np.array_equal(found, expected) and found[1, 2, 3] == 0
     assert len(on_device) == 1 and on_device[0].filename == __file__
+
+
+def test_csr_arrays_on_the_device_are_turned_around_there_for_bottom_up_steps(device_reads):
+    csr = as_csr(weights(17, 4, density=0.3))
+    arrays = tuple(cuda.to_device(array) for array in (csr.indptr, csr.indices, csr.weights))
+    device_reads.clear()
+    turned = to_device(arrays).csr.reverse
+    assert not any(read_from(device_reads, device) for device in arrays)
+    host = csr.reverse
+    rindptr = turned.indptr.copy_to_host()
+    assert np.array_equal(rindptr, host.indptr)
+    rows = [sorted(zip(turned.indices.copy_to_host()[a:b], turned.weights.copy_to_host()[a:b]))
+            for a, b in zip(rindptr[:-1], rindptr[1:])]
+    assert rows == [sorted(zip(host.indices[a:b], host.weights[a:b]))
+                    for a, b in zip(host.indptr[:-1], host.indptr[1:])]
+    device_reads.clear()
+    levels, parents = bfs(arrays, 0)  # direction='optimizing': bottom-up steps read the turned graph
+    assert not any(read_from(device_reads, device) for device in arrays)
+    assert np.array_equal(levels, bfs(csr, 0)[0])
+    validate_bfs(csr, 0, levels, parents)  # (a parent is any in-neighbour one level up: rows come unordered)

@@ -27,6 +27,26 @@ def _edge_sources(indptr, sources):
             sources[e] = v
 
 
+@cuda.jit
+def _in_degrees(indices, counts):
+    """counts[t + 1] = how many edges end at t (a thread an edge)."""
+    e = cuda.grid(1)
+    if e < indices.shape[0]:
+        cuda.atomic.add(counts, indices[e] + 1, 1)
+
+
+@cuda.jit
+def _turned(indptr, indices, weights, rindptr, filled, rindices, rweights):
+    """Each edge v -> t written into row t of the reversed graph at its next free place (a thread a vertex v).
+    A row's order is the order its writers came in: bottom-up steps take any in-neighbour in the frontier."""
+    v = cuda.grid(1)
+    if v < indptr.shape[0] - 1:
+        for e in range(indptr[v], indptr[v + 1]):
+            t = indices[e]
+            at = rindptr[t] + cuda.atomic.add(filled, t, 1)
+            rindices[at], rweights[at] = v, weights[e]
+
+
 @cuda.reduce
 def _sum(a, b):
     return a + b
@@ -46,9 +66,9 @@ def _most(a, b):
 class DeviceCSR(CSRGraph):
     """A CSR graph whose arrays were on the GPU already (polyfw.sparse.to_device of a tuple of device
     arrays): what a search's host driver asks of it (its weights' range and mean, every edge's source) is
-    computed there, one number back each. Bottom-up BFS steps (direction='optimizing') read the reversed
-    graph, built once on the host from a copy, and a negative cycle is named from one: nothing else reads
-    the arrays back."""
+    computed there, one number back each. The reversed graph bottom-up BFS steps read is turned around there
+    too (only its n in-degrees come back, for their prefix sums); a negative cycle is named from a copy on
+    the host, the one time the arrays are read back."""
 
     @cached_property
     def lightest(self) -> float:
@@ -69,8 +89,17 @@ class DeviceCSR(CSRGraph):
         return found[:self.m]
 
     @cached_property
-    def reverse(self) -> CSRGraph:
-        return self.on_host().reverse
+    def reverse(self) -> DeviceCSR:
+        """Every edge turned around, on the device (rows in no particular order, repeated edges kept)."""
+        blocks = max(1, -(-max(self.m, self.n) // THREADS))
+        counts = cuda.to_device(np.zeros(self.n + 1, dtype=np.int64))
+        _in_degrees[blocks, THREADS](self.indices, counts)
+        rindptr = cuda.to_device(np.cumsum(counts.copy_to_host()))
+        rindices = cuda.device_array(max(self.m, 1), dtype=np.int32 if self.n < 2**31 else np.int64)
+        rweights = cuda.device_array(max(self.m, 1), dtype=np.float64)
+        filled = cuda.to_device(np.zeros(max(self.n, 1), dtype=np.int64))
+        _turned[blocks, THREADS](self.indptr, self.indices, self.weights, rindptr, filled, rindices, rweights)
+        return DeviceCSR(self.n, rindptr, rindices[:self.m], rweights[:self.m])
 
     def on_host(self) -> CSRGraph:
         return CSRGraph(self.n, self.indptr.copy_to_host(), self.indices.copy_to_host(), self.weights.copy_to_host())

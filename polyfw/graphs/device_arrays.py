@@ -76,6 +76,16 @@ def returned(result, device_result: bool, like=None):
     return result if device_result else result.copy_to_host()
 
 
+def like_each(result, like):
+    """A device result, or a tuple of them ((distances, predecessors), (levels, parents)), as arrays of like's
+    kind (returned); as it is without like."""
+    if like is None:
+        return result
+    if isinstance(result, tuple):
+        return tuple(returned(part, True, like) for part in result)
+    return returned(result, True, like)
+
+
 def to_device_result(result, device_result: bool, like=None):
     """A result computed on the host, moved to the device where device_result or like asks (a host input's
     call: the kernels' own result went through the host already); as it is otherwise."""
@@ -83,6 +93,5 @@ def to_device_result(result, device_result: bool, like=None):
         return result
     from numba import cuda
 
-    if isinstance(result, tuple):  # (distances, predecessors)
-        return tuple(returned(cuda.to_device(part), True, like) for part in result)
-    return returned(cuda.to_device(result), True, like)
+    uploaded = tuple(map(cuda.to_device, result)) if isinstance(result, tuple) else cuda.to_device(result)
+    return like_each(uploaded, like)

@@ -8,7 +8,7 @@ import numpy as np
 
 from codegen.profile import cycles_per_second
 
-from ..graphs.device_arrays import returned
+from ..graphs.device_arrays import like_each
 from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
@@ -43,15 +43,6 @@ def _host_only(device_result: bool, like, gpu: bool) -> None:
         raise ValueError("device_result=True keeps a GPU search's result on the GPU (like= too); pass target='cuda'")
 
 
-def _as_like(result, like):
-    """A GPU search's device arrays as arrays of like's kind (polyfw.graphs.device_arrays.returned), or as they are."""
-    if like is None:
-        return result
-    if isinstance(result, tuple):
-        return tuple(returned(part, True, like) for part in result)
-    return returned(result, True, like)
-
-
 def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True,
         steps: list | None = None, target: str | None = None, device_result: bool = False,
         like: object | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +72,7 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
         result = bfs_cuda(to_device(graph, directed), source, direction, device_result or like is not None, found)
         if steps is not None:
             steps.append(found)
-        return _as_like(result, like)
+        return like_each(result, like)
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
     parent = np.full(csr.n, NO_PARENT, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
@@ -124,8 +115,8 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
         graph = to_device(graph, directed)
         if method == "delta-stepping" and graph.csr.lightest < 0:
             raise GraphInputError("delta-stepping needs non-negative weights; use method='bellman-ford'")
-        return _as_like(sssp_cuda(graph, source, math.inf if method == "bellman-ford" else None,
-                                  device_result or like is not None), like)
+        return like_each(sssp_cuda(graph, source, math.inf if method == "bellman-ford" else None,
+                                   device_result or like is not None), like)
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
     negative = csr.lightest < 0
@@ -236,8 +227,8 @@ def johnson(graph, directed: bool = True, predecessors: bool = False, target: st
     if gpu:
         from .cuda import johnson_cuda, to_device
 
-        return _as_like(johnson_cuda(to_device(graph, directed), predecessors, device_result or like is not None),
-                        like)
+        return like_each(johnson_cuda(to_device(graph, directed), predecessors, device_result or like is not None),
+                         like)
     csr = as_csr(graph, directed=directed)
     dist, parent = dijkstra_rows(csr, np.arange(csr.n, dtype=np.int64), potentials(csr) if csr.lightest < 0 else None)
     if not predecessors:

@@ -49,9 +49,14 @@ ROLE_KERNELS = {"I": "relax_closure", "SD_row": "relax_product", "SD_col": "rela
 #: tile kernel -> its number in a task list's (kernel, ...) rows (with predecessors every number runs
 #: relax_layers_pred); the CPU driver, the dataflow runtime and the MPI batches all read it from here
 TILE_KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_closure": 2, "relax_layers_pred": 0}
+#: columns of a driver's task tables: a call's (kernel, kb, ib, jb, layers), a task's first call and zeros
+TABLE_COLUMNS = 5
 #: side of the sub-blocks relax_closure closes a pivot block by: its nest-order part is 1/(tile/side)^2
 #: of the block's work, and a side of a few register blocks keeps the products' edges small
 CLOSURE_BLOCK = 32
+#: layers relax_product tests for an operand block with no path at a time (a sparse graph's skipped work):
+#: finer than most tiles, so a product over several layers (schedules.layer_products) skips as much
+SKIP_SPAN = 64
 #: what a run's profile array counts, in cycles: each role's tile-layers (summed per thread, in
 #: schedules.tree.ROLE_CONDITIONS' order), then the parallel stages' wall time (in row 0)
 PROFILE_SLOTS = ("I", "SD_row", "SD_col", "DD", "stages")
@@ -243,16 +248,32 @@ def holds_no_path(a, i0, i1, j0, j1):
 
 @njit(cache=$cache)
 def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """A DD or SD tile-layer as a min-plus product: full register blocks, narrower blocks on the edges.
+    """A DD or SD tile-layer, or the layers a task runs as one product (schedules.layer_products).
+
+    The k range is looked at $span layers at a time: a span one of whose operand blocks
+    holds no path at all is skipped, since its product would only offer no path (see
+    holds_no_path); the spans between skipped ones run as one block_product, the register
+    tiles of C kept across all their layers.
+    """
+    first = k0_
+    for s0 in range(k0_, k1_, $span):
+        s1 = min(s0 + $span, k1_)
+        if holds_no_path(a, i0_, i1_, s0, s1) or holds_no_path(a, s0, s1, j0_, j1_):
+            if first < s0:
+                block_product(a, first, s0, i0_, i1_, j0_, j1_, status)
+            first = s1
+    if first < k1_:
+        block_product(a, first, k1_, i0_, i1_, j0_, j1_, status)
+
+
+@njit(cache=$cache)
+def block_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
+    """The product itself: full register blocks, narrower blocks on the edges.
 
     Rows left below the last full block run as one-row blocks, whole vectors left
     right of the last full strip as a block of fewer vectors, and the last
-    columns short of a vector through the nest's order. A tile-layer one of whose
-    operand blocks holds no path at all is skipped: its product would only offer no
-    path (see holds_no_path).
+    columns short of a vector through the nest's order.
     """
-    if holds_no_path(a, i0_, i1_, k0_, k1_) or holds_no_path(a, k0_, k1_, j0_, j1_):
-        return
     k0, i0, i1, j0, j1 = np.uint64(k0_), np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
     depth = np.uint64(k1_) - k0
     rows, columns, width = np.uint64($rows), np.uint64($columns), np.uint64($width)
@@ -342,22 +363,37 @@ PRODUCT, CLOSURE = $product, $closure
 
 
 @njit(cache=$cache)
-def put(rows, count, first, second, third, fourth):
-    """Write row `count` of an int64 table; return the table, doubled first when full.
+def put(rows, count, first, second, third, fourth, fifth):
+    """Write row `count` of an int64 table (TABLE_COLUMNS wide); return the table, doubled first when full.
 
     The copy is a loop: a slice assignment here took 6 s to compile.
     """
     if count == rows.shape[0]:
-        grown = np.empty((2 * count, 4), dtype=np.int64)
+        grown = np.empty((2 * count, $columns), dtype=np.int64)
         for row in range(count):
-            for column in range(4):
+            for column in range($columns):
                 grown[row, column] = rows[row, column]
         rows = grown
     rows[count, 0] = first
     rows[count, 1] = second
     rows[count, 2] = third
     rows[count, 3] = fourth
+    rows[count, 4] = fifth
     return rows
+
+
+@njit(cache=$cache)
+def extend(rows, count, start, kernel, kb, ib, jb):
+    """Add layer kb of block (ib, jb) to the layer product whose calls begin at row `start`
+    (schedules.layer_products): the last row takes one more layer when it is that product's, of the
+    same kernel and block, and ends at kb; else a new row. Returns the table and its row count."""
+    if count > start:
+        last = count - 1
+        if (rows[last, 0] == kernel) & (rows[last, 2] == ib) & (rows[last, 3] == jb) & \
+                (rows[last, 1] + rows[last, 4] == kb):
+            rows[last, 4] += 1
+            return rows, count
+    return put(rows, count, kernel, kb, ib, jb, 1), count + 1
 
 
 @njit(cache=$cache, inline="always")
@@ -372,7 +408,8 @@ def tile_role(kb, ib, jb):
 def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profile):
     """One stage: its tasks in parallel, the tile-layers of each in order.
 
-    calls[c] = (kernel, kb, ib, jb); tasks[t, 0] = index of task t's first call.
+    calls[c] = (kernel, kb, ib, jb, layers): layers kb .. kb + layers - 1 of block (ib, jb), as one
+    call (more than one: a layer product, schedules.layer_products); tasks[t, 0] = index of task t's first call.
     Empty tasks are dropped first: isl puts the task mark above the guards, so
     e.g. classic's SD band records Q^2 tasks of which 2Q - 2 hold a tile-layer,
     and prange's even split of all of them gave one thread most of the work.
@@ -399,7 +436,7 @@ def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profil
         while t < busy:
             for c in range(starts[t], starts[t + 1]):
                 k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
-                k1, i1, j1 = min(k0 + tile, n), min(i0 + tile, n), min(j0 + tile, n)
+                k1, i1, j1 = min(k0 + tile * calls[c, 4], n), min(i0 + tile, n), min(j0 + tile, n)
                 started = cycles()
                 $dispatch
                 profile[thread, tile_role(calls[c, 1], calls[c, 2], calls[c, 3])] += cycles() - started
@@ -476,7 +513,7 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     rows, columns = options.register_block
     ring = semiring(options.semiring)
     dispatch = dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1")
-    tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache,
+    tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache, columns=TABLE_COLUMNS,
                  product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
                  stage_slot=PROFILE_SLOTS.index("stages"))
     if options.packed_words:
@@ -497,6 +534,7 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     line = 64 // np.dtype(options.dtype).itemsize  # elements per cache line
     near, far = options.prefetch
     return source + fill(_PRODUCT, rows=rows, columns=columns, line=line, vectors=options.vectors, near=near, far=far,
+                         span=SKIP_SPAN,
                          width=columns // options.vectors, cache=cache, no_path=ring.no_path(options.dtype),
                          found=ring.better("a[i, j]", literal(ring.no_path(options.dtype)))) \
         + fill(_CLOSURE, side=CLOSURE_BLOCK, cache=cache)
@@ -516,7 +554,8 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     bounds = ", ".join(["int64"] * 6)
     layers = f"void({matrix}, {bounds}, int64[::1])"
     table = "int64[:, ::1], int64"
-    record = {"put": f"int64[:, ::1](int64[:, ::1], {', '.join(['int64'] * 5)})"}
+    record = {"put": f"int64[:, ::1](int64[:, ::1], {', '.join(['int64'] * (1 + TABLE_COLUMNS))})",
+              "extend": f"Tuple((int64[:, ::1], int64))(int64[:, ::1], {', '.join(['int64'] * 6)})"}
     tasks = f"void({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE})"
     if options.packed_words:
         words = ", ".join(["uint64"] * 5)
@@ -535,5 +574,5 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     return {**record, "micro_rows": f"void({matrix}, {u})",
             "relax_rows": f"void({matrix}, {u}, uint64, int64[::1])",
             "relax_layers": layers, "holds_no_path": f"boolean({matrix}, {', '.join(['int64'] * 4)})",
-            "relax_product": layers, "relax_closure": layers,
+            "block_product": layers, "relax_product": layers, "relax_closure": layers,
             "run_tasks": f"void({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE})"}

@@ -18,6 +18,7 @@ from schedules.emitted import UnsafeCodeError, Workers, check_emitted
 from schedules.proofs import UNSAFE, proof_path, prove
 from schedules.schedule import Schedule
 from schedules.stages import STAGE_MARK, STREAMS_MARK, TASK_MARK, compact_loops, mark_stages, stream_number
+from schedules.tree import PRODUCT_MARK
 from tiling.isl_ast import Hooks, build_ast, node_to_python
 
 PARALLEL_MARK = "parallel"
@@ -88,10 +89,12 @@ class MarkState:
         self.role: str | None = None
         self.region: str | None = None
         self.in_task = False
+        #: below a PRODUCT_MARK: the task's layers of one block may join into one product
+        self.in_product = False
 
     def enter(self, name: str) -> str:
         """Take in a mark; say what it is: 'region', 'task', 'stage', 'streams' (a set of streams, one of them, or its
-        region) or 'role'."""
+        region), 'product' (a band of layers a task may run as one product) or 'role'."""
         if is_parallel_mark(name):
             self.region, self.in_task = name, False
             return "region"
@@ -102,12 +105,17 @@ class MarkState:
             return "stage"
         if name == STREAMS_MARK or is_streams_region(name) or stream_number(name) is not None:
             return "streams"
+        if name == PRODUCT_MARK:
+            self.in_product = True
+            return "product"
         self.role = name
         return "role"
 
     def leave(self, name: str) -> None:
         if is_parallel_mark(name):
             self.region, self.in_task = None, False
+        if name == PRODUCT_MARK:
+            self.in_product = False
 
     @property
     def before_task(self) -> bool:

@@ -94,7 +94,7 @@ def _group_conditions(kappa: int) -> dict[str, str]:
 def generalized_spec(kappa: int, variant: str = "seed",
                      step_order: Sequence[str] = ("LeadBlock", "LeadRowCol"),
                      part_order: Sequence[str] = ("forward", "reverse", "rest"),
-                     reverse: str = "descending") -> Node:
+                     reverse: str = "descending", products: bool = True) -> Node:
     """Seed 000's generalized blocked FW: groups of κ block layers, blocks kept over several layers.
 
     Per group K: a forward loop over l (LeadBlock(K,l), then LeadRowCol(K,l)),
@@ -105,7 +105,8 @@ def generalized_spec(kappa: int, variant: str = "seed",
     parallel stage (proved legal; κ'-1 fewer stages per group);
     reverse='ascending' runs the reverse loop from l = 0 up (also legal).
     step_order and part_order reorder the steps for exploration; the
-    checker says which orders are legal.
+    checker says which orders are legal. products: the layers a reverse or
+    Rest task holds on one block run as one product (tree.PRODUCT_MARK).
     """
     if reverse not in REVERSE_DIRECTIONS:
         raise ValueError(f"reverse must be one of {', '.join(REVERSE_DIRECTIONS)}, got {reverse!r}")
@@ -132,13 +133,15 @@ def generalized_spec(kappa: int, variant: str = "seed",
     }
     parts = {
         "forward": Filter(forward, Band((forward_step,), False, Sequence_(tuple(step_stages[s] for s in steps)))),
-        "reverse": Filter(backward, Band((reverse_time,), False, tasks("generalized.LeadRowColReverse", ("DD",)))),
-        "rest": stage("generalized.Rest", rest, ("DD",)),
+        "reverse": Filter(backward, Band((reverse_time,), False, tasks("generalized.LeadRowColReverse", ("DD",),
+                                                                                as_product=products))),
+        "rest": stage("generalized.Rest", rest, ("DD",), as_product=products),
     }
     order = _permutation(part_order, ("forward", "reverse", "rest"), "generalized part order")
     if variant == "fused":
         # the reverse loop and Rest become one stage, placed where the first of them was
-        parts["tail"] = stage("generalized.ReverseAndRest", f"({backward}) or ({rest})", ("DD",))
+        parts["tail"] = stage("generalized.ReverseAndRest", f"({backward}) or ({rest})", ("DD",),
+                              as_product=products)
         order = tuple(dict.fromkeys(p if p == "forward" else "tail" for p in order))
     return Band((f"floor(kb/{kappa})",), False, Sequence_(tuple(parts[p] for p in order)))
 
@@ -150,7 +153,7 @@ def _recursive_levels(blocks: int) -> int:
     return max(0, math.ceil(math.log2(blocks))) if blocks > 1 else 0
 
 
-def recursive_spec(levels: int, paired: bool = True) -> Node:
+def recursive_spec(levels: int, paired: bool = True, products: bool = True) -> Node:
     """Park et al.'s recursive order down to base tiles, with R-Kleene's launch structure.
 
     FW on a diagonal block of 2^(s+1) base tiles runs, for each k-half h in
@@ -160,6 +163,7 @@ def recursive_spec(levels: int, paired: bool = True) -> Node:
     in h) and the remaining quadrant (DD, a min-plus product). One band and
     one sequence per level: O(log Q) nodes, all quasi-affine. paired=True
     runs SD_row and SD_col as one stage (one launch): 5Q - 4 stages, else 7Q - 6.
+    products: the 2^s layers a product task holds on one block run as one product (tree.PRODUCT_MARK).
     """
 
     def calls(s: int) -> Node:
@@ -167,7 +171,8 @@ def recursive_spec(levels: int, paired: bool = True) -> Node:
         i_in, j_in = f"floor(ib/{d}) = floor(kb/{d})", f"floor(jb/{d}) = floor(kb/{d})"
         row = stage("recursive.SD_row", i_in, ("SD_row", "DD"), task=("jb",), then=("ib",))
         col = stage("recursive.SD_col", j_in, ("SD_col", "DD"), task=("ib",), then=("jb",))
-        product = stage("recursive.DD", f"floor(ib/{d}) != floor(kb/{d}) and floor(jb/{d}) != floor(kb/{d})", ("DD",))
+        product = stage("recursive.DD", f"floor(ib/{d}) != floor(kb/{d}) and floor(jb/{d}) != floor(kb/{d})", ("DD",),
+                        as_product=products)
         if paired:
             return Sequence_((Filter(f"{i_in} or {j_in}", Sequence_((row, col), unordered=True)), product))
         return Sequence_((row, col, product))
@@ -229,10 +234,19 @@ def _order_parameter(name: str, steps: tuple[str, ...], help: str) -> Parameter:
     return Parameter(name, "order", steps, help, steps)
 
 
+def _products_parameter() -> Parameter:
+    return Parameter("products", "bool", True, "the block layers a task holds on one block run as one min-plus "
+                     "product, its register tiles kept across them (false: one product a layer)", searched_on=("cpu",))
+
+
+def _products_record(values: dict) -> dict:
+    return {} if values["products"] else {"products": False}
+
+
 def _generalized_record(values: dict, given: dict) -> dict:
     orders = {k: "-".join(values[k]) for k in given if k in ("step_order", "part_order")}  # as given
     reverse = {} if values["reverse"] == "descending" else {"reverse": values["reverse"]}
-    return {"kappa": values["kappa"], "variant": values["variant"], **orders, **reverse}
+    return {"kappa": values["kappa"], "variant": values["variant"], **orders, **reverse, **_products_record(values)}
 
 
 register(Family("naive", "the loop nest as written: layer k, its rows in parallel; n stages", (), lambda blocks: naive_spec(),
@@ -256,13 +270,15 @@ register(Family("generalized", "seed 000's multitile blocked FW: κ block layers
                  Parameter("reverse", "choice", "descending", "the reverse loop's direction (seed 000: descending)",
                            REVERSE_DIRECTIONS),
                  _order_parameter("step_order", ("LeadBlock", "LeadRowCol"), "the forward loop's two steps"),
-                 _order_parameter("part_order", ("forward", "reverse", "rest"), "a group's three parts")),
+                 _order_parameter("part_order", ("forward", "reverse", "rest"), "a group's three parts"),
+                 _products_parameter()),
                 lambda blocks, **values: generalized_spec(**values), _generalized_record))
 register(Family("recursive", "Park et al.'s recursive order down to base tiles, with R-Kleene's launches; 5Q−4 stages (paired), 7Q−6",
                 (Parameter("base", "int", None, "base block size t_R (solve's default: the tuning table's, else 128)"),
-                 Parameter("paired", "bool", True, "the SD row and column products in one launch (false: two)")),
-                lambda blocks, paired: recursive_spec(_recursive_levels(blocks), paired),
-                lambda values, given: {"base": values["base"], "paired": values["paired"]},
+                 Parameter("paired", "bool", True, "the SD row and column products in one launch (false: two)"),
+                 _products_parameter()),
+                lambda blocks, paired, products: recursive_spec(_recursive_levels(blocks), paired, products),
+                lambda values, given: {"base": values["base"], "paired": values["paired"], **_products_record(values)},
                 size="base", needs_n=True))
 
 

@@ -24,6 +24,9 @@ ROLE_CONDITIONS = {
     "SD_col": "jb = kb and ib != kb",
     "DD": "ib != kb and jb != kb",
 }
+#: above a task's band over several block layers of one block: the generator runs the band as one
+#: min-plus product, k running over all of them (schedules.layer_products proves any order legal there)
+PRODUCT_MARK = "layer_product"
 
 
 #: a band member: an expression over T[kb, ib, jb], or pieces (expression, condition)
@@ -66,15 +69,19 @@ def roles(names: Sequence[str], then: tuple[str, ...] = ()) -> Node:
 
 
 def tasks(name: str, role_names: Sequence[str], task: tuple[str, ...] = ("ib", "jb"),
-          within: tuple[str, ...] = ("kb",), then: tuple[str, ...] = ()) -> Mark:
+          within: tuple[str, ...] = ("kb",), then: tuple[str, ...] = (), as_product: bool = False) -> Mark:
     """Parallel tasks indexed by `task`, under a mark naming them.
 
     Inside a task the tile-layers run in the order of `within` (a multitile
     holds one block over several layers); within each value of `within` the
     roles run in the order given, each under its mark, looping over `then`.
+    as_product: the `within` band is marked PRODUCT_MARK (its layers run as one product).
     """
     inner = roles(role_names, then)
-    return Mark(name, Band(task, True, Band(within, False, inner) if within else inner))
+    if not within:
+        return Mark(name, Band(task, True, inner))
+    layers = Band(within, False, inner)
+    return Mark(name, Band(task, True, Mark(PRODUCT_MARK, layers) if as_product else layers))
 
 
 def stage(name: str, condition: str, role_names: Sequence[str], **task_options) -> Filter:

@@ -187,10 +187,23 @@ child:
         from_tree("domain: nonsense", n=3)
 
 
-@pytest.mark.parametrize("schedule", [build("generalized", 4, 2, kappa=2), build("recursive", 4, base=1)], ids=str)
+@pytest.mark.parametrize("schedule", [build("generalized", 4, 2, kappa=2, products=False),
+                                      build("recursive", 4, base=1, products=False)], ids=str)
 def test_tile_level_proof_agrees_with_point_level_brute_force(schedule):
     assert bruteforce.violated(schedule.as_schedule_map(), "relaxed") == set()
     assert bruteforce.violated(schedule.as_schedule_map(), "exact") == {v.dependence for v in find_violations(schedule, "exact")}
+
+
+@pytest.mark.parametrize("family, params", [("generalized", {"kappa": 2}), ("recursive", {"base": 1})])
+def test_layer_products_respect_the_relaxed_model_and_break_the_exact_one(family, params):
+    """A layer product runs a block's layers in any order: the relaxed model allows it (no dependence
+    joins them but the exclusive writes), the exact one does not (layer k + 1 reads what layer k wrote)."""
+    together = build(family, 4, 2 if family == "generalized" else None, **params)
+    apart = build(family, 4, 2 if family == "generalized" else None, products=False, **params)
+    assert find_violations(together, "relaxed") == []
+    extra = find_violations(together, "exact")[len(find_violations(apart, "exact")):]
+    assert {v.dependence for v in extra} == {"flow", "anti", "output"}
+    assert all("layer_product" in v.explain() for v in extra)
 
 
 def test_bad_parameters_are_named():

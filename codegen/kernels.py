@@ -57,6 +57,10 @@ CLOSURE_BLOCK = 32
 #: layers relax_product tests for an operand block with no path at a time (a sparse graph's skipped work):
 #: finer than most tiles, so a product over several layers (schedules.layer_products) skips as much
 SKIP_SPAN = 64
+#: bytes of B's strip (the layers of one block_product times the register block's columns) kept under
+#: half of a 32 KiB L1, so the strip stays there while the register blocks go down it, as BLIS bounds its
+#: k panel: 256 layers of 16 int32 columns; float32's 32 columns at 256 layers lost 10% (Zen 3)
+PRODUCT_STRIP_BYTES = 16384
 #: what a run's profile array counts, in cycles: each role's tile-layers (summed per thread, in
 #: schedules.tree.ROLE_CONDITIONS' order), then the parallel stages' wall time (in row 0)
 PROFILE_SLOTS = ("I", "SD_row", "SD_col", "DD", "stages")
@@ -252,18 +256,18 @@ def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
 
     The k range is looked at $span layers at a time: a span one of whose operand blocks
     holds no path at all is skipped, since its product would only offer no path (see
-    holds_no_path); the spans between skipped ones run as one block_product, the register
-    tiles of C kept across all their layers.
+    holds_no_path); the spans between skipped ones run as block_products of up to $depth
+    layers, the register tiles of C kept across all of them.
     """
     first = k0_
     for s0 in range(k0_, k1_, $span):
         s1 = min(s0 + $span, k1_)
         if holds_no_path(a, i0_, i1_, s0, s1) or holds_no_path(a, s0, s1, j0_, j1_):
-            if first < s0:
-                block_product(a, first, s0, i0_, i1_, j0_, j1_, status)
+            for d0 in range(first, s0, $depth):
+                block_product(a, d0, min(d0 + $depth, s0), i0_, i1_, j0_, j1_, status)
             first = s1
-    if first < k1_:
-        block_product(a, first, k1_, i0_, i1_, j0_, j1_, status)
+    for d0 in range(first, k1_, $depth):
+        block_product(a, d0, min(d0 + $depth, k1_), i0_, i1_, j0_, j1_, status)
 
 
 @njit(cache=$cache)
@@ -531,10 +535,11 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
         return source + fill(_PREDECESSORS, relax_direct=options.through("a_ik", "a[k, j]"), cache=cache,
                              better=options.better("through_k", "a[i, j]"))
     source += _micro_rows_source(options, cache) + _edge_source(options, cache)
-    line = 64 // np.dtype(options.dtype).itemsize  # elements per cache line
+    itemsize = np.dtype(options.dtype).itemsize
+    line = 64 // itemsize  # elements per cache line
     near, far = options.prefetch
     return source + fill(_PRODUCT, rows=rows, columns=columns, line=line, vectors=options.vectors, near=near, far=far,
-                         span=SKIP_SPAN,
+                         span=SKIP_SPAN, depth=max(SKIP_SPAN, PRODUCT_STRIP_BYTES // (columns * itemsize)),
                          width=columns // options.vectors, cache=cache, no_path=ring.no_path(options.dtype),
                          found=ring.better("a[i, j]", literal(ring.no_path(options.dtype)))) \
         + fill(_CLOSURE, side=CLOSURE_BLOCK, cache=cache)

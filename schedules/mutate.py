@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .stages import StageView
-from .tree import Band, Filter, Mark, Node, Sequence_
+from .tree import PRODUCT_MARK, Band, Filter, Mark, Node, Sequence_
 
 Path = tuple[int, ...]
 
@@ -123,6 +123,18 @@ def delay_child(spec: Node, path: Path, position: int) -> Node:
     return replace_at(spec, path, replace(band, members=(_later(band.members[0], condition),)))
 
 
+def join_layers(spec: Node, path: Path) -> Node:
+    """A sequential band over block layers run as one layer product (schedules.layer_products)."""
+    return replace_at(spec, path, Mark(PRODUCT_MARK, node_at(spec, path)))
+
+
+def _joinable(spec: Node, path: Path, band: Band) -> bool:
+    """A sequential band over kb alone, not joined already."""
+    above = node_at(spec, path[:-1]) if path else None
+    return (not band.coincident and band.members == ("kb",)
+            and not (isinstance(above, Mark) and above.name == PRODUCT_MARK))
+
+
 @dataclass(frozen=True)
 class Mutant:
     description: str
@@ -151,6 +163,8 @@ def mutants(spec: Node) -> list[Mutant]:
             found.append(Mutant(f"split_band({where})", split_band(spec, path)))
         if isinstance(node.child, Band) and node.child.coincident == node.coincident:
             found.append(Mutant(f"fuse_bands({where})", fuse_bands(spec, path)))
+        if _joinable(spec, path, node):
+            found.append(Mutant(f"join_layers({where})", join_layers(spec, path)))
         if len(node.members) == 1 and isinstance(node.child, Sequence_) and not node.child.unordered:
             for position in range(len(node.child.children) - 1):
                 found.append(Mutant(f"delay_child({where}, {position})", delay_child(spec, path, position)))

@@ -29,7 +29,7 @@ from codegen.cpu import _compile_kernels, generate_cpu  # noqa: E402  (first: it
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from codegen.dataflow import PRIORITY, DataflowRun  # noqa: E402
+from codegen.dataflow import PRIORITY, DataflowRun, call_priorities, tile_calls  # noqa: E402
 from codegen.kernels import ROLE_KERNELS, KernelOptions  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.configuration import resolve_schedule  # noqa: E402
@@ -83,7 +83,8 @@ def contenders(spec: str, n: int, dtype: str) -> tuple[dict[str, object], object
         compiled = generate_cpu(schedule, options, runtime)
         run = compiled._run
         for priority in PRIORITIES:
-            reordered = DataflowRun(run.runtime, run.calls, priority_order(view, priority), run.n, run.tile, run.owned)
+            order = call_priorities(priority_order(view, priority), tile_calls(view)[1])
+            reordered = DataflowRun(run.runtime, run.calls, order, run.n, run.tile, run.owned)
             runs[f"{lists}, {SHORT[priority]}"] = dataclasses.replace(compiled, _run=reordered)
     return runs, schedule
 

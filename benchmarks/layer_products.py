@@ -32,26 +32,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
     parser.add_argument("--dtypes", nargs="+", default=["int16", "int32", "float32"])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--runtime", default="barrier", choices=["barrier"])
+    parser.add_argument("--runtimes", nargs="+", default=["barrier", "dataflow"], choices=["barrier", "dataflow"])
     args = parser.parse_args(argv)
     table = Table("layer_products", "Layer products against one product a layer",
-                  ["n", "dtype", "schedule", "products G/s", "a layer each G/s", "ratio"],
-                  note=f"{numba.get_num_threads()} threads, {args.runtime} runtime, medians of {args.rounds} rounds")
+                  ["n", "dtype", "runtime", "schedule", "products G/s", "a layer each G/s", "ratio"],
+                  note=f"{numba.get_num_threads()} threads, medians of {args.rounds} rounds")
     for n in args.sizes:
         for dtype in args.dtypes:
             base = random_distances(n, dtype)
-            for family, tile, params in CANDIDATES:
-                runs = {}
-                for products in (True, False):
-                    schedule = build(family, n, tile, products=products, **params)
-                    compiled = generate(schedule, "cpu", dtype, runtime=args.runtime)
-                    buffer = np.zeros((n, compiled.options.columns(n)), dtype=dtype)
-                    runs["products" if products else "a layer each"] = (compiled, buffer)
-                seconds = median_seconds(runs, base, args.rounds)
-                rate = {key: n**3 / value / 1e9 for key, value in seconds.items()}
-                name = build(family, n, tile, **params).name.replace(f"n={n}, ", "")
-                together, apart = rate["products"], rate["a layer each"]
-                table.add(n, dtype, name, round(together, 1), round(apart, 1), round(together / apart, 3))
+            for runtime in args.runtimes:
+                for family, tile, params in CANDIDATES:
+                    runs = {}
+                    for products in (True, False):
+                        schedule = build(family, n, tile, products=products, **params)
+                        compiled = generate(schedule, "cpu", dtype, runtime=runtime)
+                        buffer = np.zeros((n, compiled.options.columns(n)), dtype=dtype)
+                        runs["products" if products else "a layer each"] = (compiled, buffer)
+                    seconds = median_seconds(runs, base, args.rounds)
+                    rate = {key: n**3 / value / 1e9 for key, value in seconds.items()}
+                    name = build(family, n, tile, **params).name.replace(f"n={n}, ", "")
+                    together, apart = rate["products"], rate["a layer each"]
+                    table.add(n, dtype, runtime, name, round(together, 1), round(apart, 1), round(together / apart, 3))
     table.record()
 
 

@@ -68,6 +68,25 @@ def ready(level, blocks, n, kb, ib, jb):
 
 
 @njit(cache=True, inline="always")
+def operands_ready(level, blocks, n, kb, ib, jb):
+    """ready() but for the block's own level: a later layer of one layer product."""
+    $operands
+
+
+@njit(cache=True, inline="always")
+def call_ready(level, blocks, n, calls, c):
+    """Call c (layers kb .. kb + layers - 1 of block (ib, jb)) may start: its block has had kb layers
+    and every layer's operands are past what that layer waits for."""
+    kb, ib, jb = calls[c, 1], calls[c, 2], calls[c, 3]
+    if not ready(level, blocks, n, kb, ib, jb):
+        return False
+    for layer in range(kb + 1, kb + calls[c, 4]):
+        if not operands_ready(level, blocks, n, layer, ib, jb):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def first_ready(level, blocks, n, calls, order, first, last, taken, cursor, window):
     """The first unclaimed ready call of order[first:last] within `window` entries of the first
     unclaimed one, claimed; cursor[0] skips the claimed prefix (it reaches `last` once all are)."""
@@ -78,7 +97,7 @@ def first_ready(level, blocks, n, calls, order, first, last, taken, cursor, wind
     end = min(last, position + window)
     while position < end:
         c = order[position]
-        if load_acquire(taken, c) == 0 and ready(level, blocks, n, calls[c, 1], calls[c, 2], calls[c, 3]):
+        if load_acquire(taken, c) == 0 and call_ready(level, blocks, n, calls, c):
             if compare_and_swap(taken, c, 0, 1):
                 return c
         position += 1
@@ -117,10 +136,10 @@ def run_dataflow($matrices, status, calls, order, bounds, level, taken, stamps, 
             for _ in range(delays[c]):
                 pause()
             k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
-            k1, i1, j1 = min(k0 + tile, n), min(i0 + tile, n), min(j0 + tile, n)
+            k1, i1, j1 = min(k0 + tile * calls[c, 4], n), min(i0 + tile, n), min(j0 + tile, n)
             $dispatch
             stamps[c, 1] = fetch_add(clock, 0, 1)
-            store_release(level, calls[c, 2] * blocks + calls[c, 3], calls[c, 1] + 1)
+            store_release(level, calls[c, 2] * blocks + calls[c, 3], calls[c, 1] + calls[c, 4])
 '''
 
 def dataflow_source(tile: int, options: KernelOptions, kernels_module: str,
@@ -130,15 +149,41 @@ def dataflow_source(tile: int, options: KernelOptions, kernels_module: str,
     load = "load_acquire(level, ($i) * blocks + ($j))"
     rules = predecessor_rules(None, tile) if rules is None else rules
     return fill(_SOURCE, tile=tile, kernels=kernels_module, imports=", ".join(DISPATCHED[options.predecessors]),
-                readiness=readiness_source(rules, load), matrices=options.matrices,
+                readiness=readiness_source(rules, load), operands=readiness_source(rules, load, own=False),
+                matrices=options.matrices,
                 dispatch=dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1"))
 
 
-def tile_calls(view: StageView) -> np.ndarray:
-    """(kernel, kb, ib, jb) of every tile-layer of `view`, in its order."""
+def tile_calls(view: StageView) -> tuple[np.ndarray, np.ndarray]:
+    """The calls the runtime runs, (kernel, kb, ib, jb, layers), in the view's order, and the index of
+    each one's first tile-layer in the view: consecutive layers of one block in one layer product
+    (view.product, proved by schedules.layer_products) are one call, every other tile-layer one each."""
     # view.role indexes ROLES, -1 (no role) the last entry
     number_of_role = np.array([TILE_KERNEL_NUMBERS[tile_kernel(role, False)] for role in (*ROLES, None)])
-    return np.column_stack([number_of_role[view.role], view.units]).astype(np.int64)
+    kernels, units = number_of_role[view.role], view.units.astype(np.int64)
+    joins = np.zeros(len(units), dtype=bool)
+    joins[1:] = ((view.product[1:] >= 0) & (view.product[1:] == view.product[:-1]) & (kernels[1:] == kernels[:-1])
+                 & (units[1:, 1] == units[:-1, 1]) & (units[1:, 2] == units[:-1, 2]) & (units[1:, 0] == units[:-1, 0] + 1))
+    first = np.flatnonzero(~joins)
+    layers = np.diff(np.append(first, len(units)))
+    return np.column_stack([kernels[first], units[first], layers]).astype(np.int64), first
+
+
+def call_priorities(unit_order: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The calls in the order of their earliest tile-layer in `unit_order` (a permutation of the view's
+    tile-layers, e.g. schedules.simulate.priority_order): what a worker takes first when ready first."""
+    place = np.empty(len(unit_order), dtype=np.int64)
+    place[unit_order] = np.arange(len(unit_order))
+    return np.argsort(np.minimum.reduceat(place, first), kind="stable")
+
+
+def call_units(calls: np.ndarray) -> np.ndarray:
+    """(kb, ib, jb) of every tile-layer the calls run, call by call."""
+    layers = calls[:, 4]
+    offsets = np.arange(layers.sum()) - np.repeat(np.cumsum(layers) - layers, layers)
+    units = np.repeat(calls[:, 1:4], layers, axis=0)
+    units[:, 0] += offsets
+    return units
 
 
 def worker_lists(calls: np.ndarray, workers: int, owned: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -219,9 +264,9 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned:
     unproved = prove(schedule).model == UNSAFE
     rules = predecessor_rules(None, schedule.tile)
     view = tile_layers_in_order(schedule, "the dataflow runtime")
-    calls = tile_calls(view)
+    calls, first = tile_calls(view)
     if not unproved:
-        check_task_graph(calls[:, 1:], schedule.n, schedule.tile, rules, f"the dataflow runtime for {schedule.name}")
+        check_task_graph(call_units(calls), schedule.n, schedule.tile, rules, f"the dataflow runtime for {schedule.name}")
     source = dataflow_source(schedule.tile, options, kernels.__name__, rules)
     runtime = load_module(source, "dataflow").run_dataflow
     matrix = f"{options.matrix_dtype}[:, ::1]"
@@ -231,4 +276,5 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned:
         runtime.compile(f"void({matrix}{pred}, {vector}, {table}, {vector}, {vector}, {vector}, {vector}, {table}, "
                         f"{vector}, {vector}, int64, int64, int64, int64)")
         runtime.disable_compile()
-    return DataflowRun(runtime, calls, priority_order(view, priority), schedule.n, schedule.tile, owned), source
+    priorities = call_priorities(priority_order(view, priority), first)
+    return DataflowRun(runtime, calls, priorities, schedule.n, schedule.tile, owned), source

@@ -163,6 +163,9 @@ class StageView:
     #: streams' of that set on a GPU), -1 outside every set of streams; and (U,) int8 its stream there
     group: np.ndarray
     stream: np.ndarray
+    #: (U,) int32: the instance of a layer product (schedules.layer_products) the unit runs in, -1 outside
+    #: every one: a runtime may run the consecutive layers of one block in one instance as one call
+    product: np.ndarray
 
     @property
     def n_stages(self) -> int:
@@ -217,6 +220,7 @@ def emit(out, state, a, b, c):
     out[count, 6] = c
     out[count, 7] = state[5] if state[6] >= 0 else -1
     out[count, 8] = state[6]
+    out[count, 9] = state[7] if state[8] > 0 else -1
     state[4] = count + 1
 
 
@@ -227,8 +231,8 @@ def emit(out, state, a, b, c):
 def _enumerator_source(ast: isl.AstNode, kinds: list[str], parameters: dict[str, int]) -> str:
     """A module whose enumerate_units(out, state) records every unit in execution order.
 
-    state holds [stage, task, role, kind, count, set of streams, stream]: counters in an
-    array keep the generated function small for Numba, which crawls on many locals.
+    state holds [stage, task, role, kind, count, set of streams, stream, layer product, inside one]:
+    counters in an array keep the generated function small for Numba, which crawls on many locals.
     """
 
     def mark(name: str) -> tuple[list[str], list[str]]:
@@ -243,7 +247,7 @@ def _enumerator_source(ast: isl.AstNode, kinds: list[str], parameters: dict[str,
         if name in ROLES:
             return [f"state[2] = {ROLES.index(name)}"], []
         if name == PRODUCT_MARK:  # how a task runs its layers, not a kind of stage
-            return [], []
+            return ["state[7] += 1", "state[8] = 1"], ["state[8] = 0"]
         if name not in kinds:
             kinds.append(name)
         return [f"state[3] = {kinds.index(name)}"], []
@@ -261,8 +265,8 @@ def _run_enumerator(source: str, size: int) -> np.ndarray:
     enumerate_units = load_module(source, "stages").enumerate_units
     if size <= COMPILE_ABOVE:
         enumerate_units = enumerate_units.py_func
-    out = np.empty((size, 9), dtype=np.int64)
-    count = enumerate_units(out, np.array([-1, -1, -1, -1, 0, -1, -1], dtype=np.int64))
+    out = np.empty((size, 10), dtype=np.int64)
+    count = enumerate_units(out, np.array([-1, -1, -1, -1, 0, -1, -1, -1, 0], dtype=np.int64))
     if count != size:
         raise RuntimeError(f"the stage view listed {count} units, but the domain has {size}")
     return out
@@ -283,5 +287,5 @@ def stage_view(tree: isl.Schedule, n: int, tile: int) -> StageView:
     return StageView(
         units=out[:, 4:7].astype(np.int32), stage=stage.astype(np.int32), task=task.astype(np.int32),
         role=out[:, 2].astype(np.int8), kind=out[:, 3].astype(np.int16), kinds=tuple(kinds), n=n, tile=tile,
-        group=out[:, 7].astype(np.int32), stream=out[:, 8].astype(np.int8),
+        group=out[:, 7].astype(np.int32), stream=out[:, 8].astype(np.int8), product=out[:, 9].astype(np.int32),
     )

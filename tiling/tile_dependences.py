@@ -150,11 +150,11 @@ def rules_waits(rules: tuple[PredecessorRule, ...]) -> isl.Map:
     return found
 
 
-def readiness_source(rules: tuple[PredecessorRule, ...], load: str = "level[$i, $j]") -> str:
+def readiness_source(rules: tuple[PredecessorRule, ...], load: str = "level[$i, $j]", own: bool = True) -> str:
     """The body of a test `ready(level, kb, ib, jb)`: block (ib, jb) has had exactly kb layers
-    and every rule's block is past its layer (`rules`: predecessor_rules(n, tile)). `load`
-    reads the level matrix at $i, $j (a runtime passes an atomic load)."""
-    lines = [f"if {fill(load, i='ib', j='jb')} != kb:", "    return False"]
+    (unless not `own`) and every rule's block is past its layer (`rules`: predecessor_rules(n, tile)).
+    `load` reads the level matrix at $i, $j (a runtime passes an atomic load)."""
+    lines = [f"if {fill(load, i='ib', j='jb')} != kb:", "    return False"] if own else []
     for rule in rules:
         lines += [f"if {rule.condition}:",
                   f"    if {fill(load, i=rule.ib, j=rule.jb)} <= {rule.kb}:",

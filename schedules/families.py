@@ -235,7 +235,7 @@ def _order_parameter(name: str, steps: tuple[str, ...], help: str) -> Parameter:
 
 
 def _products_parameter() -> Parameter:
-    # not searched unless asked for (--products true false): it would double the space, and on Zen 3 it
+    # not searched unless asked for (--axis products=true,false): it would double the space, and on Zen 3 it
     # moved a run by less than the host's noise (benchmarks/layer_products.py)
     return Parameter("products", "bool", True, "the block layers a task holds on one block run as one min-plus "
                      "product, its register tiles kept across them (false: one product a layer)", searched_on=())

@@ -2,6 +2,8 @@
 import islpy as isl
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
 
 import polyfw
@@ -117,4 +119,18 @@ def test_products_are_exact_whatever_order_a_stage_runs_its_tasks_in(order):
     expected = matrix.copy()
     floyd_warshall_nest(expected)
     assert generate(schedules.build("generalized", n, 32, kappa=4))(matrix, task_order=order) == -1
+    np.testing.assert_array_equal(matrix, expected)
+
+
+@settings(max_examples=12, deadline=None)  # a dataflow runtime compiles once per tile: few tiles keep it quick
+@given(n=st.integers(1, 70), tile=st.sampled_from([4, 8, 16]), kappa=st.integers(1, 5), variant=st.sampled_from(["seed", "fused"]),
+       runtime=st.sampled_from(["barrier", "dataflow", "dataflow-shared"]), seed=st.integers(0, 2**16))
+def test_random_products_are_exact_in_every_runtime(n, tile, kappa, variant, runtime, seed):
+    blocks = -(-n // tile)
+    schedule = schedules.build("generalized", n, tile, kappa=min(kappa, blocks), variant=variant)
+    graph = random_graph(n, m=min(4 * n, n * (n - 1)), weights=(1, 9), seed=seed, potential=6)
+    matrix = as_dense(graph, dtype="float32")  # negative arcs: in float32 no path stays inf under a skip
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert generate(schedule, dtype="float32", runtime=runtime)(matrix) == -1
     np.testing.assert_array_equal(matrix, expected)

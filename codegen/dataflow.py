@@ -157,14 +157,11 @@ def dataflow_source(tile: int, options: KernelOptions, kernels_module: str,
 def tile_calls(view: StageView) -> tuple[np.ndarray, np.ndarray]:
     """The calls the runtime runs, (kernel, kb, ib, jb, layers), in the view's order, and the index of
     each one's first tile-layer in the view: consecutive layers of one block in one layer product
-    (view.product, proved by schedules.layer_products) are one call, every other tile-layer one each."""
+    (view.call_start, proved by schedules.layer_products) are one call, every other tile-layer one each."""
     # view.role indexes ROLES, -1 (no role) the last entry
     number_of_role = np.array([TILE_KERNEL_NUMBERS[tile_kernel(role, False)] for role in (*ROLES, None)])
     kernels, units = number_of_role[view.role], view.units.astype(np.int64)
-    joins = np.zeros(len(units), dtype=bool)
-    joins[1:] = ((view.product[1:] >= 0) & (view.product[1:] == view.product[:-1]) & (kernels[1:] == kernels[:-1])
-                 & (units[1:, 1] == units[:-1, 1]) & (units[1:, 2] == units[:-1, 2]) & (units[1:, 0] == units[:-1, 0] + 1))
-    first = np.flatnonzero(~joins)
+    first = np.flatnonzero(view.call_start)
     layers = np.diff(np.append(first, len(units)))
     return np.column_stack([kernels[first], units[first], layers]).astype(np.int64), first
 

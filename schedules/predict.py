@@ -5,8 +5,9 @@ measured run the same way): each tile-layer costs its role's measured time
 per relaxation at its tile size, plus, when the matrix spills out of the
 last-level cache, the elements its task loads at the measured cost of an
 element from memory; a task costs a dispatch; a barrier runtime adds each
-stage's start and barrier and the driver's serial time per tile-layer; a
-dataflow runtime adds its own time per tile-layer. The tasks of each stage
+stage's start and barrier and the driver's serial time per call; a dataflow
+runtime adds its own time per call (a layer product's layers are one call,
+StageView.call_start). The tasks of each stage
 (or the tile-layers, as dataflow) are list-scheduled on the calibrated
 threads. Nothing here is a formula per family: every schedule is read off its view.
 """
@@ -188,21 +189,22 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     parts["memory"] = float(memory.sum()) / threads
     lengths = work.copy()
     lengths[view.task_start[:-1]] += memory  # a task's loads where it starts
+    calls = int(view.call_start.sum())
     if runtime == "barrier":
         lengths[view.task_start[:-1]] += calibration.task
         in_stages, _ = stage_barrier_times(view, threads, lengths)
         parts["waiting in stages"] = in_stages - float(work.sum() + memory.sum()) / threads
         parts["between stages"] = (view.n_stages * calibration.stage.get(driver, 0.0)
-                                   + len(view.units) * calibration.driver.get(driver, 0.0))
+                                   + calls * calibration.driver.get(driver, 0.0))
         parts["runtime"] = 0.0
     else:
         if runtime not in calibration.dataflow:
             raise ValueError(f"runtime {runtime!r} is not calibrated; calibrated: barrier, "
                              f"{', '.join(calibration.dataflow)}")
-        lengths += calibration.dataflow[runtime]
+        lengths[view.call_start] += calibration.dataflow[runtime]
         _, end = list_schedule(predecessor_table(view.units, view.n, view.tile), priority_order(view, priority),
                                lengths, threads)
-        parts["runtime"] = calibration.dataflow[runtime] * len(view.units) / threads
+        parts["runtime"] = calibration.dataflow[runtime] * calls / threads
         parts["waiting in stages"] = (float(end.max()) if len(end) else 0.0) - float(lengths.sum()) / threads
         parts["between stages"] = 0.0
     return Prediction(sum(parts.values()), parts, threads, runtime)

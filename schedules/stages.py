@@ -176,6 +176,16 @@ class StageView:
         return int(self.task[-1]) + 1 if len(self.task) else 0
 
     @cached_property
+    def call_start(self) -> np.ndarray:
+        """(U,) bool: the unit starts a call of a runtime, True but for the next layer of the previous
+        unit's block in the same layer product (the runtimes run those layers as one product)."""
+        units, product = self.units, self.product
+        joined = ((product[1:] >= 0) & (product[1:] == product[:-1]) & (self.role[1:] == self.role[:-1])
+                  & (units[1:, 1] == units[:-1, 1]) & (units[1:, 2] == units[:-1, 2])
+                  & (units[1:, 0] == units[:-1, 0] + 1))
+        return np.concatenate([np.ones(min(len(units), 1), dtype=bool), ~joined])
+
+    @cached_property
     def task_start(self) -> np.ndarray:
         """Offsets of each task's units (length n_tasks + 1)."""
         return np.searchsorted(self.task, np.arange(self.n_tasks + 1)).astype(np.int64)

@@ -1,4 +1,6 @@
 """Layer products: a task's layers of one block run as one product, proved, generated, exact."""
+from dataclasses import replace
+
 import islpy as isl
 import numpy as np
 import pytest
@@ -10,10 +12,12 @@ import polyfw
 import schedules
 from codegen import floyd_warshall_nest, generate
 from polyfw.graphs import as_dense, as_float_distances, dense_to_sparse, random_graph
+from schedules.cost import tile_view
 from schedules.families import family_spec, from_spec
 from schedules.layer_products import product_instances
 from schedules.legality import IllegalScheduleError, check, find_violations, illegal_sizes
 from schedules.mutate import join_layers, mutants, node_at, walk
+from schedules.predict import Calibration, predict
 from schedules.tree import PRODUCT_MARK, Mark
 
 
@@ -134,3 +138,17 @@ def test_random_products_are_exact_in_every_runtime(n, tile, kappa, variant, run
     floyd_warshall_nest(expected)
     assert generate(schedule, dtype="float32", runtime=runtime)(matrix) == -1
     np.testing.assert_array_equal(matrix, expected)
+
+
+def test_the_model_prices_a_product_as_one_call():
+    """What a runtime pays a call (the driver's row, the dataflow runtime's claim) is paid once a product."""
+    together = tile_view(schedules.build("generalized", 1024, 64, kappa=4))
+    apart = tile_view(schedules.build("generalized", 1024, 64, kappa=4, products=False))
+    assert np.array_equal(together.units, apart.units) and apart.call_start.all()
+    calls = int(together.call_start.sum())
+    assert calls == len(_replayed_calls(schedules.build("generalized", 1024, 64, kappa=4))) < len(together.units)
+    calibration = replace(Calibration.assumed("float32", 2, 1e10, ("dataflow",)), driver={"compiled": 1e-6},
+                          dataflow={"dataflow": 1e-6})
+    for view, count in ((together, calls), (apart, len(apart.units))):
+        assert predict(view, calibration).parts["between stages"] == pytest.approx(count * 1e-6)
+        assert predict(view, calibration, "dataflow").parts["runtime"] == pytest.approx(count * 1e-6 / 2)

@@ -273,6 +273,8 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
         arcs = _arc_count(graph, n, directed, weight)
     elif ring is MIN_PLUS and summary is None and method == "sparse":
         arcs = as_csr(graph, directed=directed, weight=weight).m
+    if asked.as_scipy:  # a float64 result whatever the plan: refused before the input is ordered and priced
+        check_memory(n, "float64", predecessors)
     ordered, layers = None, None  # a sparse input in nested-dissection order, and what a dense run of it runs
     if asked.prices_skips(n, arcs, sparse_input):
         with phase("input"):

@@ -41,6 +41,26 @@ def test_the_order_is_a_permutation(case):
     assert sorted(order.tolist()) == list(range(n))
 
 
+def test_every_component_is_ordered_contiguously_and_in_one_pass():
+    """Many components (a forest of pairs, paths and isolated vertices, 60,000 vertices): each one's
+    vertices end up together, and a large one is dissected. Splitting off one component at a time was
+    quadratic in their number: 200,000 isolated vertices took 100 s."""
+    rng = np.random.default_rng(8)
+    pairs = np.arange(0, 20_000, 2)
+    path = np.arange(20_000, 20_000 + 3 * LEAF)  # one component above LEAF
+    source = np.concatenate([pairs, path[:-1]])
+    target = np.concatenate([pairs + 1, path[1:]])
+    n = 60_000  # the rest isolated
+    shuffle = rng.permutation(n)
+    order = dissection_order(n, shuffle[source], shuffle[target])
+    assert sorted(order.tolist()) == list(range(n))
+    position = np.empty(n, dtype=int)
+    position[order] = np.arange(n)
+    assert np.all(np.abs(position[shuffle[pairs]] - position[shuffle[pairs + 1]]) == 1)
+    spread = position[shuffle[path]]
+    assert spread.max() - spread.min() == len(path) - 1
+
+
 def _empty_block_share(n: int, source, target, order, tile: int) -> float:
     """The share of DD tile-layers (kb, ib, jb) one of whose operand blocks holds no path, with
     vertices numbered by `order`: a path from I to J through vertices of blocks before K's goes

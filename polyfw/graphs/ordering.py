@@ -76,22 +76,25 @@ def _dissect(n, indptr, indices, leaf):
             for q in range(reached):
                 level[queue[q]] = -1
         reached = _bfs(start, part, owner, indptr, indices, level, queue)
-        if reached < size:  # not connected: the component found, then the rest
-            cut = -1
-        else:
-            last = level[queue[reached - 1]]
-            counts = np.zeros(last + 1, dtype=np.int64)
+        if reached < size:  # not connected: every component its own part, one after another
             for q in range(reached):
-                counts[level[queue[q]]] += 1
-            cut, seen = 0, counts[0]
-            while seen < size // 2:  # the level holding the middle vertex by BFS order
-                cut += 1
-                seen += counts[cut]
-            if cut == 0 or cut == last:  # nothing to cut (a star, a path of two levels)
-                for q in range(reached):
-                    level[queue[q]] = -1
-                order[out:out + size] = vertices[first:end]
-                continue
+                level[queue[q]] = -1
+            depth, parts = _components(vertices, first, end, out, owner, parts, part, indptr, indices, level, queue,
+                                       scratch, order, stack, depth, leaf)
+            continue
+        last = level[queue[reached - 1]]
+        counts = np.zeros(last + 1, dtype=np.int64)
+        for q in range(reached):
+            counts[level[queue[q]]] += 1
+        cut, seen = 0, counts[0]
+        while seen < size // 2:  # the level holding the middle vertex by BFS order
+            cut += 1
+            seen += counts[cut]
+        if cut == 0 or cut == last:  # nothing to cut (a star, a path of two levels)
+            for q in range(reached):
+                level[queue[q]] = -1
+            order[out:out + size] = vertices[first:end]
+            continue
         # group the range as [before the cut | after it | the cut], the cut (separator) ordered last
         groups = np.zeros(3, dtype=np.int64)
         for q in range(first, end):
@@ -116,11 +119,38 @@ def _dissect(n, indptr, indices, leaf):
     return order
 
 
+@njit(cache=True)
+def _components(vertices, first, end, out, owner, parts, part, indptr, indices, level, queue, scratch, order, stack,
+                depth, leaf):
+    """Split the range vertices[first:end] of part `owner` into its connected components, each a part of
+    its own, placed one after another (one BFS each: linear in the range, where splitting off one
+    component at a time was quadratic in their number); those above `leaf` go on the stack to be
+    dissected. Returns the stack's depth and the next part number."""
+    position = first
+    for q in range(first, end):
+        v = vertices[q]
+        if part[v] != owner:  # in a component already
+            continue
+        found = _bfs(v, part, owner, indptr, indices, level, queue)
+        for r in range(found):
+            w = queue[r]
+            level[w] = -1
+            part[w] = parts
+            scratch[position + r] = w
+        if found <= leaf:
+            order[out + position - first:out + position - first + found] = scratch[position:position + found]
+        else:
+            stack[depth] = (position, position + found, out + position - first, parts)
+            depth += 1
+        position += found
+        parts += 1
+    vertices[first:end] = scratch[first:end]
+    return depth, parts
+
+
 @njit(cache=True, inline="always")
 def _group(level, cut):
-    """0: before the cut (or, with no cut, reached), 1: after it (or not reached), 2: on it."""
-    if cut < 0:
-        return 0 if level >= 0 else 1
+    """0: before the cut, 1: after it, 2: on it."""
     return 0 if level < cut else (2 if level == cut else 1)
 
 

@@ -67,13 +67,13 @@ def ready(level, blocks, n, kb, ib, jb):
     $readiness
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def operands_ready(level, blocks, n, kb, ib, jb):
     """ready() but for the block's own level: a later layer of one layer product."""
     $operands
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def call_ready(level, blocks, n, calls, c):
     """Call c (layers kb .. kb + layers - 1 of block (ib, jb)) may start: its block has had kb layers
     and every layer's operands are past what that layer waits for."""

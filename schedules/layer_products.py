@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from tiling import model
 from tiling.dependences import DependenceModel
 from tiling.isl_utils import image_of_point, sample_pair
 
-from .tree import PRODUCT_MARK
+from .tree import PRODUCT_MARK, points_to_tiles
 
 
 def product_instances(tree: isl.Schedule) -> isl.UnionMap | None:
@@ -70,8 +69,7 @@ def product_violations(tree: isl.Schedule, n: int | None, tile: int, deps: Depen
     together = product_instances(tree)
     if together is None or together.is_empty():
         return []
-    to_tiles = isl.Map(f"{'[n] -> ' if n is None else ''}{{ S[k, i, j] -> T[floor(k/{tile}), floor(i/{tile}), "
-                       f"floor(j/{tile})] }}").intersect_domain(model.domain(n))
+    to_tiles = points_to_tiles(n, tile)
     together_map = isl.Map.from_union_map(together)
     found = []
     for name, relation in deps.relations().items():

@@ -19,6 +19,7 @@ from tiling.semirings import semiring as find_semiring
 
 from .layer_products import ProductViolation, product_violations
 from .schedule_map import ScheduleMap
+from .tree import points_to_tiles
 
 
 class Schedulable(Protocol):
@@ -192,16 +193,10 @@ def _violations(schedule: ScheduleMap, deps: DependenceModel) -> list[Violation]
     return found
 
 
-def _to_tiles(n: int | None, tile: int) -> isl.Map:
-    prefix = "[n] -> " if n is None else ""
-    blocks = ", ".join(f"floor({x}/{tile})" for x in model.ITERATORS)
-    return isl.Map(f"{prefix}{{ S[k, i, j] -> T[{blocks}] }}").intersect_domain(model.domain(n))
-
-
 def tile_lift(relation: isl.Map, n: int | None, tile: int) -> isl.Map:
     """A relation between points as one between tile-layers, without the pairs inside one
     tile-layer (its kernel runs them in the original order)."""
-    to_tiles = _to_tiles(n, tile)
+    to_tiles = points_to_tiles(n, tile)
     same_tile = isl.Map.identity(isl.Space.map_from_set(to_tiles.range().get_space()))
     return relation.apply_domain(to_tiles).apply_range(to_tiles).subtract(same_tile)
 
@@ -215,7 +210,7 @@ def _tiled_violations(tiles: ScheduleMap, deps: DependenceModel) -> list[Violati
     dependences lifted to tile-layers is therefore the same proof, on far
     smaller sets; the witness is a pair of points.
     """
-    to_tiles = _to_tiles(tiles.n, tiles.tile)
+    to_tiles = points_to_tiles(tiles.n, tiles.tile)
 
     def lift(relation: isl.Map) -> isl.Map:
         return tile_lift(relation, tiles.n, tiles.tile)

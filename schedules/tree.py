@@ -164,6 +164,13 @@ def _enclosing_role(node: isl.ScheduleNode) -> str | None:
     return None
 
 
+def points_to_tiles(n: int | None, tile: int) -> isl.Map:
+    """{ S[k, i, j] -> T[kb, ib, jb] } over the domain for n: each point's tile-layer in blocks of `tile`."""
+    blocks = ", ".join(f"floor({x}/{tile})" for x in model.ITERATORS)
+    return isl.Map(f"{_prefix(['n'] if n is None else [])}{{ {model.STATEMENT}[{', '.join(model.ITERATORS)}] -> "
+                   f"{TILE}[{blocks}] }}").intersect_domain(model.domain(n))
+
+
 def to_point_tree(tile_tree: isl.Schedule, n: int | None, tile: int,
                   point_order: dict[str, tuple[str, ...]] | None = None) -> isl.Schedule:
     """The same order over the points S[k,i,j]: tile-layer by tile-layer, k, i, j inside each.

@@ -52,7 +52,6 @@ class ProductViolation:
     sink: tuple[int, ...]
     tiles: tuple[tuple[int, ...], tuple[int, ...]]
     params: dict[str, int]
-    exclusive: bool = False
 
     def explain(self) -> str:
         src, snk = (f"S[{','.join(map(str, p))}]" for p in (self.source, self.sink))

@@ -8,7 +8,6 @@ and scalar code.
 """
 from __future__ import annotations
 
-import os
 from functools import cache
 
 import llvmlite.binding as llvm
@@ -18,6 +17,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from tiling.code_cache import environment
 from tiling.semirings import OPERATIONS
 
 _I8_POINTER = ir.IntType(8).as_pointer()
@@ -46,7 +46,7 @@ def host_isa() -> str:
 def target_isa() -> str:
     """The ISA the kernels are shaped for: the host's, or POLYFW_ISA's (narrower code runs on a
     wider machine: how AVX2 and SSE2 shapes are tested on an AVX-512 one)."""
-    forced = os.environ.get("POLYFW_ISA")
+    forced = environment("POLYFW_ISA")
     if not forced:
         return host_isa()
     if forced not in ISAS:

@@ -32,7 +32,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba import njit
 
-from tiling.code_cache import cache_dir, file_stamp
+from tiling.code_cache import cache_dir, environment, file_stamp
 from tiling.semirings import semiring
 
 from .intrinsics import prefetch_ahead, prefetch_ahead_l2, semiring_block, target_isa, vector_registers, vector_width
@@ -147,11 +147,13 @@ def _every_choice() -> dict[str, dict]:
 
 
 def choices_stamp() -> tuple:
-    """What the register block of a new kernel depends on besides its dtype and semiring: the
-    choices file's (mtime, size), POLYFW_REGISTER_BLOCK and the ISA the kernels are shaped for.
-    A kernel chosen before may be kept while this is unchanged."""
-    path = _choices_text(cache_dir(create=False))
-    return path, file_stamp(path), os.environ.get("POLYFW_REGISTER_BLOCK"), target_isa()
+    """What the register block of a new kernel depends on besides its dtype and semiring: the cache
+    directory holding the choices, POLYFW_REGISTER_BLOCK and the ISA the kernels are shaped for. A
+    kernel chosen before may be kept while this is unchanged. The choices file itself is not stamped:
+    a process writes a CPU and dtype's choice once, before the first kernel that reads it, so a kernel
+    made after has it; an edit from outside is read by the next process (a stat of it was a tenth of a
+    small call)."""
+    return _choices_text(cache_dir(create=False)), environment("POLYFW_REGISTER_BLOCK"), target_isa()
 
 
 @lru_cache(maxsize=8)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numba
 
@@ -65,9 +66,17 @@ class Asked:
             raise ValueError(f"method must be {', '.join(map(repr, SOLVE_METHODS[:-1]))} or "
                              f"{SOLVE_METHODS[-1]!r}, got {self.method!r}")
 
-    @property
+    @cached_property
     def ring(self) -> Semiring:
         return find_semiring(self.semiring)
+
+    def __hash__(self) -> int:  # (a plan's key hashes the options every call: once an Asked)
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.semiring, self.target, self.dtype, self.schedule, self.tile, self.kappa, self.predecessors,
+                     self.method))
 
     @property
     def auto_dtype(self) -> bool:
@@ -91,6 +100,25 @@ class Asked:
     def reads_weights(self) -> bool:
         """Whether the plan needs the weights' summary: to choose a dtype or a method."""
         return self.ring is MIN_PLUS and (self.auto_dtype or self.method == "auto")
+
+
+#: the options calls asked, checked: a program asks the same few over and over
+_ASKED: dict[tuple, Asked] = {}
+
+
+def asked(semiring: str, target: str, dtype: object, schedule: str | Schedule, tile: int | None, kappa: int | None,
+          predecessors: bool, method: str) -> Asked:
+    """Asked(...), checked once per distinct options (a caller's own Schedule is checked every call)."""
+    options = (semiring, target, dtype, schedule, tile, kappa, predecessors, method)
+    if not isinstance(schedule, str):
+        return Asked(*options)
+    try:
+        found = _ASKED.get(options)
+    except TypeError:  # an unhashable dtype-like: checked every call
+        return Asked(*options)
+    if found is None:
+        found = _ASKED[options] = Asked(*options)
+    return found
 
 
 @dataclass(frozen=True, eq=False)

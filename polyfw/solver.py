@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from .graphs.inputs import edges_or_dense
 from .graphs.ordering import dissection_order
 from .graphs.reading import one_reading
 from .method import RATE_TILE, MethodChoice
-from .plan import Asked, Plan, plan_for
+from .plan import Plan, asked as asked_for, plan_for
 from .profiling import note_run, phase
 from .progress import bar as progress_bar
 from .sparse import as_csr, johnson
@@ -69,10 +69,15 @@ def available_memory() -> int | None:
 #: below this many bytes check_memory does not read the machine's memory (any machine running
 #: Python has it; reading /proc/meminfo was a twentieth of a small call)
 MEMORY_WORTH_CHECKING = 2**28
+#: below this many vertices no dtype needs MEMORY_WORTH_CHECKING bytes (float64 with predecessors at
+#: 2047 vertices: about 170 MB), so a small call computes nothing
+MEMORY_CHECKED_FROM = 2048
 
 
 def check_memory(n: int, dtype: str, predecessors: bool = False) -> None:
     """Refuse, before allocating, a problem the machine cannot hold."""
+    if n < MEMORY_CHECKED_FROM:
+        return
     needed = memory_needed(n, dtype, predecessors)
     if needed < MEMORY_WORTH_CHECKING:
         return
@@ -221,13 +226,20 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
 PROGRESS_FROM = 4096
 
 
-@contextmanager
-def _run_progress(progress: bool | None, n: int) -> Iterator[None]:
+def _run_progress(progress: bool | None, n: int) -> AbstractContextManager[None]:
     """Inside, a dataflow run draws a bar over its tile-layers (codegen.dataflow.PROGRESS): with progress=True,
-    or None from PROGRESS_FROM vertices (then only in a terminal or a notebook)."""
+    or None from PROGRESS_FROM vertices (then only in a terminal or a notebook). Without a bar, a shared
+    do-nothing context (a generator's cost 3 us of a small call)."""
     if progress is False or (progress is None and n < PROGRESS_FROM):
-        yield
-        return
+        return _NO_BAR
+    return _bars(progress)
+
+
+_NO_BAR = nullcontext()
+
+
+@contextmanager
+def _bars(progress: bool | None) -> Iterator[None]:
     bars = []
 
     def told(layers: int) -> Callable[[int], None]:
@@ -248,14 +260,14 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
            semiring: str, method: str, null_value, progress: bool | None = None, device_result: bool = False,
            like=None):
     """input -> plan -> run -> convert."""
-    asked = Asked(semiring, target, dtype, schedule, tile, kappa, predecessors, method)
+    asked = asked_for(semiring, target, dtype, schedule, tile, kappa, predecessors, method)
     ring = asked.ring
     on_device = is_device_array(graph)
     check_device_request(target, on_device, device_result, like)
     if on_device:
         graph = device_view(graph)
     else:
-        graph = _read_once(graph, ring, null_value)
+        graph, directed = _read_once(graph, ring, null_value, directed, weight)
     n = graph.shape[0] if on_device else vertex_count(graph)
     if n == 0:
         empty = np.zeros((0, 0), dtype="float64" if asked.as_scipy else "bool" if ring.name == "or-and"
@@ -295,17 +307,23 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
                             device_result, like)
 
 
-def _read_once(graph, ring, null_value: float | None):
-    """The input as every later step reads it: a file's edges (read once: its vertex count first,
-    then its matrix), a list as an array, and for min-plus a dense matrix's null_value entries as
-    inf (below, inf alone means no arc)."""
+def _read_once(graph, ring, null_value: float | None, directed: bool, weight: str) -> tuple[object, bool]:
+    """(graph, directed): the input as every later step reads it, and whether its arcs are one-way. A file's
+    edges (read once: its vertex count first, then its matrix), a list as an array; for min-plus a dense
+    matrix's null_value entries as inf (below, inf alone means no arc), and any other input as its arcs
+    (an undirected networkx graph's both ways), so that no step reads the caller's object again."""
     if isinstance(graph, (str, os.PathLike)):
         graph = read_graph(graph)
     if isinstance(graph, (list, tuple)):
         graph = np.asarray(graph)
-    if ring is MIN_PLUS and type(graph) is np.ndarray:
-        graph = null_as_inf(graph, null_value, stacklevel=5)  # the warning at solve's caller
-    return graph
+    if ring is not MIN_PLUS:
+        return graph, directed
+    if type(graph) is np.ndarray:
+        return null_as_inf(graph, null_value, stacklevel=5), directed  # the warning at solve's caller
+    if isinstance(graph, Edges):
+        return graph, directed
+    found, input_directed = edges_or_dense(graph, weight)
+    return found, directed and input_directed
 
 
 def _arc_count(graph, n: int, directed: bool, weight: str) -> int:
@@ -359,9 +377,12 @@ def _packed_input(graph, n: int, directed: bool, weight: str) -> np.ndarray:
 
 
 def _lightest_weight(graph, distances: np.ndarray) -> float:
-    """The lightest weight a run starts from: a dense input's facts (read already), else the matrix's minimum."""
+    """The lightest weight a run starts from: a dense input's or an arc list's facts (read already), else the
+    matrix's minimum."""
     if isinstance(graph, np.ndarray) and graph.ndim == 2 and graph.dtype.kind in "iuf":
         return dense_facts(graph).lightest
+    if isinstance(graph, Edges) and np.asarray(graph.weight).dtype.kind in "iuf":
+        return dense_facts(np.asarray(graph.weight)).lightest
     return float(distances.min())
 
 

@@ -78,3 +78,23 @@ def test_two_explorations_sharing_one_store_both_record_everything(tmp_path):
     tiles = sorted(r.key.split("tile=")[1].split(",")[0].split(";")[0] for r in records)
     assert len(records) == 6 and tiles == ["4", "4", "4", "6", "6", "6"]  # 3 runtimes per tile
     assert {r.status for r in records} == {"measured"}
+
+
+def test_environment_reads_what_os_environ_holds(monkeypatch):
+    from tiling.code_cache import environment
+
+    monkeypatch.setenv("POLYFW_TEST_SETTING", "é 1")
+    assert environment("POLYFW_TEST_SETTING") == os.environ.get("POLYFW_TEST_SETTING") == "é 1"
+    monkeypatch.delenv("POLYFW_TEST_SETTING")
+    assert environment("POLYFW_TEST_SETTING") is None
+
+
+def test_a_file_stamp_changes_with_the_file_and_is_none_without_it(tmp_path):
+    from tiling.code_cache import file_stamp
+
+    path = tmp_path / "table.json"
+    assert file_stamp(path) is None
+    path.write_text("{}")
+    first = file_stamp(path)
+    path.write_text('{"a": 1}')
+    assert first is not None and file_stamp(path) != first and file_stamp(str(path)) == file_stamp(path)

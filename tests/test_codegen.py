@@ -385,6 +385,37 @@ def test_a_run_reports_its_seconds_and_threads_and_a_serial_run_gives_the_thread
         assert numba.get_num_threads() == threads
 
 
+@pytest.mark.parametrize("family, params", [("classic", {"tile": 8}), ("generalized", {"tile": 8, "kappa": 2}),
+                                           ("recursive", {"tile": 8})])
+def test_a_small_run_replays_its_tile_layers_in_order_on_one_thread(family, params):
+    """Below ONE_THREAD_BELOW, calls after the first run each stage's tasks one after another, calling
+    the tile kernels directly (layer products joined, as the driver recorded them): the same distances,
+    predecessors and negative-cycle pivot as the first, parallel call, and no profile."""
+    from codegen.cpu import ONE_THREAD_BELOW
+
+    n = ONE_THREAD_BELOW - 21
+    schedule = schedules.build(family, n, **params)
+    graph = as_dense(random_graph(n, 5 * n, weights=(-2, 9), seed=3), dtype="float64")
+    graph[graph < 0] = 1.0
+    expected = nest_result(graph)
+    for predecessors in (False, True):
+        compiled = generate(schedule, dtype="float64", predecessors=predecessors)
+        for call in range(3):  # the first records the driver's calls, the next replay them in order
+            matrix = graph.copy()
+            pred = initial_predecessors(matrix) if predecessors else None
+            assert compiled(matrix, *([pred] if predecessors else [])) == -1
+            np.testing.assert_array_equal(matrix, expected)
+            if predecessors:  # the last arc into j on each shortest path closes its length
+                i, j = np.nonzero(np.isfinite(expected) & ~np.eye(n, dtype=bool))
+                np.testing.assert_array_equal(matrix[i, pred[i, j]] + graph[pred[i, j], j], expected[i, j])
+            assert compiled.last_run["threads"] == 1
+            assert (compiled.last_run["profile"] is None) == (call > 0)
+        negative = graph.copy()
+        negative[5, 6], negative[6, 5] = -4.0, 1.0
+        pred = initial_predecessors(negative) if predecessors else None
+        assert compiled(negative, *([pred] if predecessors else [])) >= 0
+
+
 def test_race_analysis_at_tile_level_and_for_large_point_trees():
     """Tile-level drivers are analysed on tile-layers at any n; point trees above
     RACE_ANALYSIS_UP_TO points are taken as racing (one thread) without analysis."""

@@ -63,9 +63,8 @@ def check_weights(values: np.ndarray, where: str, minus_inf: bool = False) -> No
             if values.dtype.kind == "b" else ""
         raise GraphInputError(f"{where}: weights must be real numbers (an integer or float dtype), "
                               f"got dtype {values.dtype}{hint}")
-    # a matrix's facts are read once a call (dense_facts); a list of weights in one pass: NaN and -inf both fail
-    if values.dtype.kind == "f" and (dense_facts(values).not_allowed if values.ndim == 2 else
-                                     not (values > -np.inf).all()):
+    # a matrix's or a weight list's facts are read once a call (dense_facts): NaN and -inf both fail
+    if values.dtype.kind == "f" and dense_facts(values).not_allowed:
         bad = np.flatnonzero(np.isnan(values) | ((values == -np.inf) & (not minus_inf)))
         if bad.size:
             raise GraphInputError(f"{where}: weight {values.flat[bad[0]]} at flat position {bad[0]} is not allowed (NaN or -inf)")
@@ -123,6 +122,8 @@ def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
 def edges_or_dense(graph, weight: str, minus_inf: bool = False) -> tuple[Edges | np.ndarray, bool]:
     """Split inputs into sparse-like (edge lists) and dense; also say if the input is directed. Read
     once a call (polyfw.graphs.reading): solve's readers all start here."""
+    if type(graph) is Edges:  # (read already: solve's later readers get the arcs its first one read)
+        return graph, True
     return once(graph, ("edges", weight, minus_inf), lambda: _edges_or_dense(graph, weight, minus_inf))
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from importlib import resources
 from functools import cache, lru_cache
@@ -22,7 +21,7 @@ from typing import Any
 
 from codegen.register_blocks import cpu_key
 from codegen.targets import find_target
-from tiling.code_cache import file_stamp
+from tiling.code_cache import environment, file_stamp
 
 #: an entry's up_to that stands for every larger n
 EVERY_LARGER_N = 10**9
@@ -38,7 +37,7 @@ def shipped_path() -> Path:
 
 def user_data_dir() -> Path:
     """The platform's directory for a user's application data (XDG on Linux)."""
-    return _user_data_dir(os.environ.get("LOCALAPPDATA"), os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+    return _user_data_dir(environment("LOCALAPPDATA"), environment("XDG_DATA_HOME"), environment("HOME"))
 
 
 @lru_cache(maxsize=8)
@@ -54,8 +53,8 @@ def _user_data_dir(local_app_data: str | None, xdg_data_home: str | None, home: 
 def tuning_path() -> Path:
     """The user's table, read over the shipped one and written by --tune: $POLYFW_TUNING, else
     tuning.json in the user data directory."""
-    return _tuning_path(os.environ.get("POLYFW_TUNING"), os.environ.get("LOCALAPPDATA"),
-                        os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+    return _tuning_path(environment("POLYFW_TUNING"), environment("LOCALAPPDATA"),
+                        environment("XDG_DATA_HOME"), environment("HOME"))
 
 
 @lru_cache(maxsize=8)
@@ -67,7 +66,13 @@ def table_stamp() -> tuple:
     """What the tables say depends on, cheaply: the user's table's path and both files' (mtime,
     size). A choice read from the tables may be kept while this is unchanged."""
     user, shipped = _stamped_paths(tuning_path())
-    return (user, file_stamp(user)), (shipped, file_stamp(shipped))
+    return (user, file_stamp(user)), _shipped_stamp(shipped)
+
+
+@cache
+def _shipped_stamp(shipped: str) -> tuple:
+    """(the installed package's table changes only with the package: stamped once a process)"""
+    return shipped, file_stamp(shipped)
 
 
 @lru_cache(maxsize=8)

@@ -152,10 +152,10 @@ _PLANS: dict[tuple, Plan] = {}
 
 
 def plan_for(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | None, sparse_input: bool,
-             layers: TileLayers | None = None) -> Plan:
+             layers: TileLayers | None = None, logged: bool = True) -> Plan:
     """The plan of a call on an n-vertex input (`arcs` of a sparse input, None for a dense matrix;
     `layers`: the tile-layers a dense run of it would run, where Asked.prices_skips), made or found,
-    and its reasons logged."""
+    and its reasons logged (unless not `logged`: by the caller, if it runs the plan)."""
     stamp = table_stamp()  # (read once a call: each reading is a few stats and environment lookups)
     if isinstance(asked.schedule, Schedule):  # a caller's own schedule: proved and compiled for this call
         plan = _make_plan(asked, n, summary, arcs, sparse_input, layers, stamp)
@@ -167,7 +167,8 @@ def plan_for(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | No
         plan = _PLANS.get(key)
         if plan is None:
             plan = _PLANS[key] = _make_plan(asked, n, summary, arcs, sparse_input, layers, stamp)
-    plan.log()
+    if logged:
+        plan.log()
     return plan
 
 

@@ -30,9 +30,10 @@ from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_
                      null_as_inf, read_graph, summarize_weights, vertex_count)
 from .graphs.blocks import tile_layers_run
 from .graphs.dense_facts import contiguous, dense_facts
-from .graphs.inputs import edges_or_dense
+from .graphs.inputs import check_float_sums, edges_or_dense
 from .graphs.ordering import dissection_order
 from .graphs.reading import one_reading
+from .graphs.small import SmallGraph, read_small
 from .method import RATE_TILE, MethodChoice
 from .plan import Plan, asked as asked_for, plan_for
 from .profiling import note_run, phase
@@ -216,9 +217,43 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     result on the GPU (a numba device array, which torch and cupy wrap without a copy), like=x as the
     same kind of array as x; both only on those targets.
     """
+    if _plain(schedule, tile, kappa, target, dtype, predecessors, semiring, method, progress, device_result, like):
+        small = read_small(graph, weight, null_value)
+        if small is not None:
+            return _solve_small(small, directed, method)
     with one_reading():  # the input is read once for the whole call (its edges, a dense matrix's facts)
         return _solve(graph, schedule, tile, kappa, target, dtype, directed, predecessors, weight, semiring, method,
                       null_value, progress, device_result, like)
+
+
+def _plain(schedule, tile, kappa, target, dtype, predecessors, semiring, method, progress, device_result,
+           like) -> bool:
+    """Whether a call asks what a scipy user asks (shortest paths on this CPU, every choice 'auto'): the
+    quick path may take it."""
+    return (isinstance(schedule, str) and schedule == "auto" and tile is None and kappa is None and target == "cpu"
+            and (dtype is None or isinstance(dtype, str) and dtype == "auto") and not predecessors
+            and semiring == "min-plus" and method in ("auto", "dense") and progress is not True
+            and not device_result and like is None)
+
+
+def _solve_small(small: SmallGraph, directed: bool, method: str):
+    """A plain call on a small input (polyfw.graphs.small): its plan, then the matrix written once, run and
+    converted, or Johnson's on its arcs where the plan says so."""
+    plan = plan_for(asked_for("min-plus", "cpu", "auto", "auto", None, None, False, method), small.n,
+                    small.summary, small.arc_count(directed), small.arcs is not None, logged=False)
+    plan.log()
+    if plan.method == "sparse":  # Johnson's, on the arcs read (a tiny graph with few arcs)
+        arcs = as_csr(small.matrix if small.arcs is None else small.arcs, directed=directed and small.directed)
+        return _with_choice(_solve_sparse(arcs, "float64", False, find_target("cpu")), plan.choice)
+    n, integer = small.n, plan.dtype in INTEGER_INF  # (dtype names: numpy's dtype.name is Python, 3 us)
+    if not integer and small.summary.arcs:  # (an exact integer type's bound holds by its choice)
+        check_float_sums(small.summary.lightest, small.summary.heaviest, n, np.dtype(plan.dtype))
+    with phase("input"):
+        matrix = np.empty((n, padded_stride(n)), dtype=plan.dtype)
+        small.write(matrix[:, :n], directed)
+    lightest_edge = min(small.summary.lightest, 0.0) if integer else 0.0
+    distances = _run_plan(matrix, n, MIN_PLUS, plan, lightest_edge, None, None, None)
+    return distances if plan.choice is None else _with_choice(distances, plan.choice)
 
 
 #: from this many vertices solve(progress=None) shows its run's bar in a terminal or a notebook (a
@@ -390,7 +425,7 @@ def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: 
                  progress: bool | None = None, ordered: tuple | None = None):
     """Floyd-Warshall by the plan's compiled schedule in its dtype, converted as it says (`ordered`: the
     input already in nested-dissection order, as in_dissection_order gives it)."""
-    dtype_name, compiled = plan.dtype, plan.compiled
+    dtype_name = plan.dtype
     # the kernels take padded rows: the input is written straight into them
     with phase("input"):
         matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
@@ -410,9 +445,17 @@ def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: 
         if predecessors:
             pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
             pred[:, :n] = initial_predecessors(distances)
+    return _run_plan(matrix, n, ring, plan, lightest_edge, pred, position, progress)
+
+
+def _run_plan(matrix: np.ndarray, n: int, ring, plan: Plan, lightest_edge: float, pred: np.ndarray | None,
+              position: np.ndarray | None, progress: bool | None):
+    """The plan's compiled schedule on the padded `matrix` (and `pred`), then its result as the plan
+    returns it; `position`: each vertex's row where the run renumbered them, `lightest_edge`: below 0 where
+    an integer dtype's INF may have leaked."""
     with phase("run"), _run_progress(progress, n):
-        negative_at = compiled(matrix, pred)
-    note_run(getattr(compiled, "last_run", {}))
+        negative_at = plan.compiled(matrix, pred)
+    note_run(getattr(plan.compiled, "last_run", {}))
     if negative_at >= 0:  # only min-plus has pivots that improve on themselves
         raise errors.NegativeCycleError(negative_at)
     with phase("output"):

@@ -6,12 +6,14 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyfw import solve
 from polyfw.graphs import dense_facts as facts_module
-from polyfw.graphs import inputs
+from polyfw.graphs import inputs, small
+from polyfw.graphs.small import SMALL_BELOW
 from polyfw.graphs.dense_facts import contiguous, copy_into, dense_facts
 from polyfw.graphs.reading import one_reading
 from tiling.code_cache import PARALLEL_FROM_ENTRIES
@@ -88,16 +90,24 @@ def test_readers_still_refuse_and_warn():
 
 
 @pytest.mark.parametrize("kind", ["csr", "networkx"])
-def test_edges_read_once_a_call(monkeypatch, kind):
-    """The weight summary, the vertex order and the matrix all read the same edges: one reading a call."""
+@pytest.mark.parametrize("n", [3, SMALL_BELOW + 10])
+def test_edges_read_once_a_call(monkeypatch, kind, n):
+    """The weight summary, the vertex order and the matrix all read the same edges: one reading a call, on
+    the quick path of a small input (polyfw.graphs.small) and on the general one alike."""
     calls = []
-    read = inputs._edges_or_dense
-    weights = np.array([[0, 3, 0], [0, 0, 4], [1, 0, 0]], dtype=float)
+    rng = np.random.default_rng(n)
+    weights = np.where(rng.random((n, n)) < 3 / n, rng.integers(1, 9, (n, n)), 0).astype(float)
     graph = sp.csr_array(weights) if kind == "csr" else nx.from_numpy_array(weights, create_using=nx.DiGraph)
+
+    def counted(module, name):
+        read = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda first, *rest: calls.append(first is graph) or read(first, *rest))
+
     # (the edges read, once, are handed on as they are: reading those again costs nothing)
-    monkeypatch.setattr(inputs, "_edges_or_dense", lambda *args: calls.append(args[0] is graph) or read(*args))
+    counted(inputs, "_edges_or_dense")
+    counted(small, "sparse_edges" if kind == "csr" else "edges_from_networkx")
     found = solve(graph)
     assert sum(calls) == 1
-    assert np.array_equal(found, [[0, 3, 7], [5, 0, 4], [1, 4, 0]])
+    assert np.array_equal(found, shortest_path(sp.csr_array(weights)))
     solve(graph)
     assert sum(calls) == 2  # a new call reads again: the graph may have changed between calls

@@ -22,7 +22,7 @@ from numba import njit, prange
 from tiling.code_cache import parallel_above
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
-from .dense_facts import copy_into, dense_facts
+from .dense_facts import DenseFacts, dense_facts
 from .edges import Edges, GraphInputError, is_scipy_sparse
 from .formats import read_graph
 from .reading import once
@@ -78,7 +78,7 @@ def _edges_from_dense(matrix: np.ndarray, minus_inf: bool = False) -> np.ndarray
     return matrix
 
 
-def _sparse_edges(graph) -> Edges:
+def sparse_edges(graph) -> Edges:
     """A scipy matrix's explicit entries as arcs, read from its own arrays (CSR and CSC rows or columns
     from their pointers, COO as it is): tocoo's checks and copies were a sixth of a small call."""
     n = graph.shape[0]
@@ -104,7 +104,7 @@ def _compressed_arcs(indptr, indices):
     return lines, minor
 
 
-def _edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
+def edges_from_networkx(graph, weight: str) -> tuple[Edges, bool]:
     nodes = list(graph.nodes)
     index = {node: position for position, node in enumerate(nodes)}
     source, target, values = [], [], []
@@ -131,13 +131,13 @@ def _edges_or_dense(graph, weight: str, minus_inf: bool) -> tuple[Edges | np.nda
     if is_scipy_sparse(graph):
         if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
             raise GraphInputError(f"a sparse graph must be square, got shape {graph.shape}")
-        return _sparse_edges(graph), True
+        return sparse_edges(graph), True
     if isinstance(graph, Edges):
         return graph, True
     if isinstance(graph, (str, os.PathLike)):
         return read_graph(graph), True
     if type(graph).__module__.startswith("networkx"):
-        return _edges_from_networkx(graph, weight)
+        return edges_from_networkx(graph, weight)
     if isinstance(graph, np.ma.MaskedArray):
         filled = np.where(np.ma.getmaskarray(graph), np.inf, np.ma.getdata(graph).astype(np.float64))
         return _edges_from_dense(filled, minus_inf), True
@@ -173,6 +173,14 @@ class WeightSummary:
     lightest: float
     heaviest: float
 
+    @classmethod
+    def of(cls, n: int, facts: DenseFacts) -> WeightSummary:
+        """The summary of n vertices' arcs from their weights' facts (finite ones only: an arc of weight
+        inf is none)."""
+        if not facts.finite:
+            return cls(n, 0, True, 0.0, 0.0)
+        return cls(n, facts.finite, facts.fractional == 0, facts.lightest, facts.heaviest)
+
     def exact_dtypes(self) -> dict[str, str]:
         """Every kernel dtype whose distances are exact here, narrowest first (float64 last), by
         name, each with why."""
@@ -187,16 +195,26 @@ class WeightSummary:
 
 
 @parallel_above()
-def _fill_integer(matrix, inf, out):
-    """out = matrix in an integer dtype, inf where it is not finite (its entries checked integers)."""
-    for i in prange(matrix.shape[0]):
-        for j in range(matrix.shape[1]):
-            x = matrix[i, j]
-            out[i, j] = x if np.isfinite(x) else inf
+def closed_copy(matrix, out, inf, both_ways):
+    """out = the dense input `matrix` in out's dtype: INF where an entry is not finite (no arc), the lighter
+    of (i, j) and (j, i) if both_ways, and a diagonal of min(0, self-loop). One pass where a copy, a cast
+    and numpy's transpose and diagonal took up to four (the entries checked already: no NaN or -inf, and
+    integers where out's dtype is)."""
+    n = matrix.shape[0]
+    for i in prange(n):
+        if both_ways:
+            for j in range(n):
+                x = min(matrix[i, j], matrix[j, i])
+                out[i, j] = x if x < np.inf else inf
+        else:
+            for j in range(n):
+                x = matrix[i, j]
+                out[i, j] = x if x < np.inf else inf
+        out[i, i] = min(out[i, i], 0)
 
 
 @njit(cache=True)
-def _scatter_arcs(source, target, weight, out, inf, both_ways):
+def scatter_arcs(source, target, weight, out, inf, both_ways):
     """out = INF, then each pair's lightest finite arc in out's dtype (an arc of weight inf is none), both
     ways if asked, and a diagonal of min(0, self-loop): one compiled pass where numpy's fill, gathers,
     minimum.at and diagonal took a dozen calls (a small call's input reading)."""
@@ -219,15 +237,9 @@ def summarize_weights(graph, weight: str = "weight", null_value: float | None = 
     edges, _ = edges_or_dense(graph, weight)
     if isinstance(edges, np.ndarray) and edges.dtype.kind in "iuf" and edges.ndim == 2 and \
             (null_value is None or np.isinf(null_value)):
-        facts = dense_facts(edges)
-        if not facts.finite:
-            return WeightSummary(edges.shape[0], 0, True, 0.0, 0.0)
-        return WeightSummary(edges.shape[0], facts.finite, facts.fractional == 0, facts.lightest, facts.heaviest)
+        return WeightSummary.of(edges.shape[0], dense_facts(edges))
     if isinstance(edges, Edges) and np.asarray(edges.weight).dtype.kind in "iuf":
-        facts = dense_facts(np.asarray(edges.weight))  # (one compiled pass; an arc of weight inf is none)
-        if not facts.finite:
-            return WeightSummary(edges.n, 0, True, 0.0, 0.0)
-        return WeightSummary(edges.n, facts.finite, facts.fractional == 0, facts.lightest, facts.heaviest)
+        return WeightSummary.of(edges.n, dense_facts(np.asarray(edges.weight)))  # (one compiled pass)
     if isinstance(edges, Edges):
         n, values = edges.n, np.asarray(edges.weight)
     else:
@@ -305,31 +317,18 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
         # straight into the kernel dtype: an n x n float64 detour cost as much as int16's whole
         # pivot and panel work at n = 4096
         matrix = np.empty((edges.n, edges.n), dtype) if out is None else out
-        _scatter_arcs(np.asarray(edges.source, dtype=np.int64), np.asarray(edges.target, dtype=np.int64),
+        scatter_arcs(np.asarray(edges.source, dtype=np.int64), np.asarray(edges.target, dtype=np.int64),
                       np.asarray(edges.weight, dtype=np.float64), matrix, dtype.type(top(dtype)),
                       not (directed and input_directed))
         return matrix
     edges = null_as_inf(edges, null_value)
     _check_exact_sums(edges, edges.shape[0], dtype)
-    if dtype.kind == "f" or edges.dtype.kind in "iu":
-        # dense floats, or dense integers to an integer dtype (every entry an edge): one copy, no
-        # float64 detour (solve's overhead; the detour cost 0.6 s at n = 4096 in int32)
-        if dtype.kind == "i":
-            check_integer_weights(edges, edges.shape[0], dtype)
-        matrix = copy_into(edges, np.empty(edges.shape, dtype) if out is None else out)
-        return _closed_diagonal(matrix, directed and input_directed)
-    if dtype.kind == "i":  # float weights into an integer dtype: checked and filled in one pass each
-        facts = dense_facts(edges)
-        if facts.finite:
-            check_integer_range(facts.fractional == 0, facts.lightest, facts.heaviest, edges.shape[0], dtype)
-        result = np.empty(edges.shape, dtype=dtype) if out is None else out
-        _fill_integer(edges, dtype.type(top(dtype)), result)
-        return _closed_diagonal(result, directed and input_directed)
-    matrix = _closed_diagonal(edges.astype(np.float64, copy=True), directed and input_directed)
-    if out is None:
-        return matrix.astype(dtype)
-    np.copyto(out, matrix, casting="unsafe")
-    return out
+    if dtype.kind == "i":  # every finite weight an integer whose paths stay below the dtype's INF
+        check_integer_weights(edges, edges.shape[0], dtype)
+    # straight into the kernel dtype in one pass (a float64 detour cost 0.6 s at n = 4096 in int32)
+    matrix = np.empty(edges.shape, dtype) if out is None else out
+    closed_copy(edges, matrix, dtype.type(top(dtype)), not (directed and input_directed))
+    return matrix
 
 
 def null_as_inf(matrix: np.ndarray, null_value: float | None, stacklevel: int = 3) -> np.ndarray:
@@ -384,15 +383,6 @@ def _check_exact_sums(weights: np.ndarray, n: int, dtype: np.dtype) -> None:
             warnings.warn(f"dtype {dtype.name} rounds {int(rounded.sum())} weight(s), e.g. {example!r} to "
                           f"{float(dtype.type(example))!r}: distances are not exact; use float64 or int32",
                           UserWarning, stacklevel=4)
-
-
-def _closed_diagonal(matrix: np.ndarray, directed: bool) -> np.ndarray:
-    """Both directions of every edge unless directed, and no positive self-loop (a vertex is 0
-    from itself), in place."""
-    if not directed:
-        np.minimum(matrix, matrix.T, out=matrix)
-    np.fill_diagonal(matrix, np.minimum(np.diagonal(matrix), 0))
-    return matrix
 
 
 def _semiring_input(graph, ring: Semiring, dtype: np.dtype):

@@ -53,8 +53,10 @@ def _user_data_dir(local_app_data: str | None, xdg_data_home: str | None, home: 
 def tuning_path() -> Path:
     """The user's table, read over the shipped one and written by --tune: $POLYFW_TUNING, else
     tuning.json in the user data directory."""
-    return _tuning_path(environment("POLYFW_TUNING"), environment("LOCALAPPDATA"),
-                        environment("XDG_DATA_HOME"), environment("HOME"))
+    given = environment("POLYFW_TUNING")
+    if given:
+        return _tuning_path(given, None, None, None)
+    return _tuning_path(None, environment("LOCALAPPDATA"), environment("XDG_DATA_HOME"), environment("HOME"))
 
 
 @lru_cache(maxsize=8)

@@ -31,6 +31,7 @@ from .compiled import Compiled
 from .dataflow import RUNTIMES, compile_dataflow
 from .proved_ast import ProvedAst, MarkState, isl_c_source, prepare, record_workers
 from .packed_kernels import WORD_BITS
+from .profile import cycles_per_second
 from .kernels import (PROFILE, PROFILE_SLOTS, ROLE_KERNELS, TABLE_COLUMNS, TILE_KERNEL_NUMBERS, KernelOptions,
                       kernel_signatures, kernel_source, tile_kernel)
 from .llvm_options import vectorizers
@@ -200,15 +201,15 @@ class CompiledSchedule(Compiled):
                 raise ValueError(f"{self.name} was generated with predecessors: pass pred (int32, {self.n} x n)")
             check_matrix(pred, self.n, "int32", "pred")
             arguments = (a, pred, status)
-        if self.n < ONE_THREAD_BELOW and task_order is None and isinstance(self._run, _ReplayedDriver) \
-                and self._run.recorded:
-            started = time.perf_counter()
-            self._run.in_order(arguments)  # (no parallel region, so no profile is taken)
-            self.last_run.update(seconds=time.perf_counter() - started, threads=1, profile=None)
-            return int(status[0])
         profile = None
         if self.runs_task_lists:  # every thread Numba may start has a row
             profile = np.zeros((numba.config.NUMBA_NUM_THREADS, len(PROFILE_SLOTS)), dtype=np.int64)
+            if self.n < ONE_THREAD_BELOW and task_order is None and isinstance(self._run, _ReplayedDriver) \
+                    and self._run.recorded:
+                started = time.perf_counter()
+                self._run.in_order(arguments, profile)
+                self.last_run.update(seconds=time.perf_counter() - started, threads=1, profile=profile)
+                return int(status[0])
             arguments += (profile,)
         if task_order is not None:
             self._run_in_order(arguments, task_order)
@@ -340,6 +341,15 @@ class _Argument:
     position: int
 
 
+def _role(bounds: tuple) -> int:
+    """A tile-layer's role (its PROFILE_SLOTS index) from its bounds (k0, k1, i0, i1, j0, j1), as
+    codegen.kernels.tile_role gives it from block numbers."""
+    k0, _, i0, _, j0, _ = bounds
+    if i0 == k0:
+        return 0 if j0 == k0 else 1
+    return 2 if j0 == k0 else 3
+
+
 class _ReplayedDriver:
     """The driver's Python function, run once while recording its kernel calls; later calls replay them.
 
@@ -358,24 +368,32 @@ class _ReplayedDriver:
     def recorded(self) -> bool:
         return self._program is not None
 
-    def in_order(self, arguments: tuple) -> None:
+    def in_order(self, arguments: tuple, profile: np.ndarray) -> None:
         """The recorded program on this thread alone, each stage's tasks one after another and each
         tile-layer's kernel called directly (a stage's tasks may run in any order, so in sequence): a
         small run pays no parallel region (run_tasks on one thread took 30 us at n = 20 on a Zen 3, its
-        one closure 2 us). `arguments`: the matrices and status, without the profile."""
+        one closure 2 us). `arguments`: the matrices and status. Each tile-layer's time goes into
+        profile[0] by its role, and the run's into the stages slot, in cycles, as run_tasks stamps them."""
         if self._in_order is None:
             by_number = kernels_by_number(self._kernels, self._predecessors)
             program = []
             for function, recorded in self._program:
                 if function is not self._kernels.run_tasks:  # a tile-layer the driver calls itself
-                    program.append((function, recorded))
+                    program.append((function, recorded, _role(recorded[-7:-1])))
                     continue
                 matrices, status = recorded[:-8], recorded[-8]
-                program += [(by_number[kernel], (*matrices, *bounds, status))
+                program += [(by_number[kernel], (*matrices, *bounds, status), _role(bounds))
                             for task in stage_calls(*recorded[-7:-1]) for kernel, bounds in task]
             self._in_order = program
-        for function, recorded in self._in_order:
+        clock = time.perf_counter_ns
+        spent = [0] * len(PROFILE_SLOTS)
+        run_started = clock()
+        for function, recorded, role in self._in_order:
+            started = clock()
             function(*[arguments[x.position] if isinstance(x, _Argument) else x for x in recorded])
+            spent[role] += clock() - started
+        spent[-1] = clock() - run_started
+        profile[0] += (np.array(spent) * (cycles_per_second() / 1e9)).astype(np.int64)
 
     def __call__(self, *arguments) -> None:
         if self._program is not None:

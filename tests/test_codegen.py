@@ -14,6 +14,7 @@ import polyfw
 import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.cpu import check_matrix
+from codegen.profile import run_profile
 from codegen.proved_ast import prepare
 from polyfw.solver import NO_PREDECESSOR, initial_predecessors
 from polyfw.graphs import as_dense, as_float_distances, dense_to_sparse, polybench_matrix, random_graph
@@ -390,7 +391,7 @@ def test_a_run_reports_its_seconds_and_threads_and_a_serial_run_gives_the_thread
 def test_a_small_run_replays_its_tile_layers_in_order_on_one_thread(family, params):
     """Below ONE_THREAD_BELOW, calls after the first run each stage's tasks one after another, calling
     the tile kernels directly (layer products joined, as the driver recorded them): the same distances,
-    predecessors and negative-cycle pivot as the first, parallel call, and no profile."""
+    predecessors and negative-cycle pivot as the first, parallel call, and a profile whose parts add up."""
     from codegen.cpu import ONE_THREAD_BELOW
 
     n = ONE_THREAD_BELOW - 21
@@ -409,7 +410,9 @@ def test_a_small_run_replays_its_tile_layers_in_order_on_one_thread(family, para
                 i, j = np.nonzero(np.isfinite(expected) & ~np.eye(n, dtype=bool))
                 np.testing.assert_array_equal(matrix[i, pred[i, j]] + graph[pred[i, j], j], expected[i, j])
             assert compiled.last_run["threads"] == 1
-            assert (compiled.last_run["profile"] is None) == (call > 0)
+            profile = run_profile(compiled.last_run)  # stamped in order as in parallel: the parts add up
+            assert sum(profile.parts.values()) == pytest.approx(profile.seconds, rel=1e-9)
+            assert profile.parts["I"] > 0 and profile.parts["DD"] > 0
         negative = graph.copy()
         negative[5, 6], negative[6, 5] = -4.0, 1.0
         pred = initial_predecessors(negative) if predecessors else None

@@ -62,7 +62,8 @@ def _top_down_share(indptr, indices, queue, count, parent, level, depth, next_qu
     """A worker's part of a top-down step: claims of the queue until none are left. Every unvisited
     out-neighbour joins the next queue, with the first queue vertex that claims it (compare-and-swap
     on parent) as its parent. Returns the out-degrees of those that joined summed (Beamer's scout
-    count: the next step's edges, top-down)."""
+    count: the next step's edges, top-down), read from the parent each unvisited vertex holds
+    (unvisited_parents: minus its out-degree, minus 1), not from two more rows of indptr."""
     buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
     held = 0
     found = 0
@@ -74,10 +75,11 @@ def _top_down_share(indptr, indices, queue, count, parent, level, depth, next_qu
             u = np.uint64(queue[f])  # unsigned: no wrap-around checks (bottom_up_step)
             for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
                 v = np.uint64(indices[e])
-                if parent[v] == NO_PARENT and compare_and_swap(parent, v, NO_PARENT, u):
+                unvisited = parent[v]
+                if unvisited < 0 and compare_and_swap(parent, v, unvisited, u):
                     level[v] = depth + 1
                     held = _queued(buffer, held, v, next_queue, next_count)
-                    found += indptr[v + np.uint64(1)] - indptr[v]
+                    found += -1 - unvisited
     _flush(buffer, held, next_queue, next_count)
     return found
 
@@ -123,7 +125,7 @@ def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, dept
                 bits = np.uint64(0)
                 first = np.uint64(word) << six
                 for v in range(first, min(first + np.uint64(64), n)):
-                    if parent[v] == NO_PARENT:
+                    if parent[v] < 0:
                         for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + one])):
                             u = np.uint64(in_indices[e])
                             if (front[u >> six] >> (u & low_bits)) & one:
@@ -135,6 +137,22 @@ def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, dept
                 next_front[word] = bits
         woken[w] = awake
     return woken.sum()
+
+
+@njit(parallel=True, cache=True)
+def unvisited_parents(indptr, parent):
+    """parent[v] = -1 - out-degree(v) (GAPBS's trick): negative marks v unvisited, as NO_PARENT does, and
+    the compare-and-swap that claims v reads its degree with it."""
+    for v in prange(parent.shape[0]):
+        parent[v] = -1 - (indptr[v + 1] - indptr[v])
+
+
+@njit(parallel=True, cache=True)
+def settle_parents(parent):
+    """Every vertex the search left unvisited back to NO_PARENT."""
+    for v in prange(parent.shape[0]):
+        if parent[v] < 0:
+            parent[v] = NO_PARENT
 
 
 @njit(parallel=True, cache=True)
@@ -180,7 +198,8 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
     """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one call:
     top-down while the queue's out-edges (scout) are few against the edges still unchecked / alpha,
     then bottom-up while the frontier grows or holds more than n / beta vertices (alpha <= 0: top-down
-    only). parent and level (NO_PARENT and -1 but at the source) are filled. Returns a row a level:
+    only). parent (unvisited_parents but at the source) and level (-1 but
+    at the source) are filled, parent's unvisited vertices NO_PARENT again at the end. Returns a row a level:
     (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier)."""
     n = parent.shape[0]
     queue = np.empty(max(n, 1), dtype=indices.dtype)
@@ -228,6 +247,7 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
         ended = cycles()
         log = _logged(log, depth, (0, ended - stepped, ended - started, count))
         depth += 1
+    settle_parents(parent)
     return log[:depth]
 
 

@@ -12,7 +12,7 @@ from ..graphs.device_arrays import like_each
 from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
-from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra,
+from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra, unvisited_parents,
                       dijkstra_from_sources, stepping, tight_parents)
 from .searches import ALPHA, BETA, bellman_ford_from, check_source, potentials, smallest_levels
 
@@ -75,7 +75,8 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
         return like_each(result, like)
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
-    parent = np.full(csr.n, NO_PARENT, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
+    parent = np.empty(csr.n, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
+    unvisited_parents(csr.indptr, parent)
     level = np.full(csr.n, -1, dtype=np.int32)
     parent[source], level[source] = source, 0
     optimizing = direction == "optimizing"

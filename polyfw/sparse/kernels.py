@@ -148,11 +148,13 @@ def unvisited_parents(indptr, parent):
 
 
 @njit(parallel=True, cache=True)
-def settle_parents(parent):
-    """Every vertex the search left unvisited back to NO_PARENT."""
+def settled(parent, level, levels):
+    """The search's last pass: every vertex it left unvisited back to NO_PARENT, and `levels` = level in
+    its (narrower, unsigned) dtype, -1 wrapping to that dtype's largest value (searches.smallest_levels)."""
     for v in prange(parent.shape[0]):
         if parent[v] < 0:
             parent[v] = NO_PARENT
+        levels[v] = level[v]
 
 
 @njit(parallel=True, cache=True)
@@ -247,7 +249,6 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
         ended = cycles()
         log = _logged(log, depth, (0, ended - stepped, ended - started, count))
         depth += 1
-    settle_parents(parent)
     return log[:depth]
 
 

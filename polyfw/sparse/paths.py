@@ -12,9 +12,9 @@ from ..graphs.device_arrays import like_each
 from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
-from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra, unvisited_parents,
-                      dijkstra_from_sources, stepping, tight_parents)
-from .searches import ALPHA, BETA, bellman_ford_from, check_source, potentials, smallest_levels
+from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra, dijkstra_from_sources,
+                      settled, stepping, tight_parents, unvisited_parents)
+from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials
 
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
@@ -87,7 +87,9 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
         rate = cycles_per_second()
         steps += [("bu" if kind else "td", step / rate, total / rate, int(frontier))
                   for kind, step, total, frontier in log]
-    return smallest_levels(level, len(log)), parent
+    levels = np.empty(csr.n, dtype=levels_dtype(len(log)))
+    settled(parent, level, levels)
+    return levels, parent
 
 
 def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps: list | None = None,

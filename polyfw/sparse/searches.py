@@ -21,11 +21,16 @@ def check_source(source, n: int) -> int:
     return int(source)
 
 
+def levels_dtype(deepest: int) -> np.dtype:
+    """The smallest unsigned dtype whose largest value, which stands for unreached, is above `deepest`
+    (seed 002 keeps levels in one byte)."""
+    return np.dtype(next(t for t in (np.uint8, np.uint16, np.uint32) if deepest < np.iinfo(t).max))
+
+
 def smallest_levels(level: np.ndarray, deepest: int) -> np.ndarray:
-    """Levels (int32, -1 unreached) in the smallest unsigned dtype above `deepest`, unreached as its
-    largest value (seed 002 keeps levels in one byte): one cast, since -1 wraps to that value."""
-    dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if deepest < np.iinfo(t).max)
-    return level.astype(dtype)
+    """Levels (int32, -1 unreached) in levels_dtype(deepest), unreached as its largest value: one cast,
+    since -1 wraps to that value."""
+    return level.astype(levels_dtype(deepest))
 
 
 def _negative_cycle_vertex(parent: np.ndarray, still_improving: int) -> int:

@@ -218,7 +218,8 @@ def solve(graph, *, schedule: str | Schedule = "auto", tile: int | None = None, 
     same kind of array as x; both only on those targets.
     """
     if _plain(schedule, tile, kappa, target, dtype, predecessors, semiring, method, progress, device_result, like):
-        small = read_small(graph, weight, null_value)
+        with phase("input"):
+            small = read_small(graph, weight, null_value)
         if small is not None:
             return _solve_small(small, directed, method)
     with one_reading():  # the input is read once for the whole call (its edges, a dense matrix's facts)
@@ -239,8 +240,9 @@ def _plain(schedule, tile, kappa, target, dtype, predecessors, semiring, method,
 def _solve_small(small: SmallGraph, directed: bool, method: str):
     """A plain call on a small input (polyfw.graphs.small): its plan, then the matrix written once, run and
     converted, or Johnson's on its arcs where the plan says so."""
-    plan = plan_for(asked_for("min-plus", "cpu", "auto", "auto", None, None, False, method), small.n,
-                    small.summary, small.arc_count(directed), small.arcs is not None, logged=False)
+    with phase("plan"):
+        plan = plan_for(asked_for("min-plus", "cpu", "auto", "auto", None, None, False, method), small.n,
+                        small.summary, small.arc_count(directed), small.arcs is not None, logged=False)
     plan.log()
     if plan.method == "sparse":  # Johnson's, on the arcs read (a tiny graph with few arcs)
         arcs = as_csr(small.matrix if small.arcs is None else small.arcs, directed=directed and small.directed)

@@ -70,6 +70,7 @@ def _empty_block_share(n: int, source, target, order, tile: int) -> float:
     arcs = sp.csr_matrix((np.ones(len(source)), (position[source], position[target])), shape=(n, n))
     arcs = arcs + arcs.T
     blocks, empty, total = -(-n // tile), 0, 0
+    in_block = sp.csr_matrix((np.ones(n), (np.arange(n) // tile, np.arange(n))), shape=(blocks, n))
     for kb in range(blocks):
         prefix = kb * tile
         count, label = connected_components(arcs[:prefix, :prefix]) if prefix else (1, np.zeros(0, int))
@@ -77,15 +78,11 @@ def _empty_block_share(n: int, source, target, order, tile: int) -> float:
                                                                   label[arcs[:, :prefix].tocoo().col])), shape=(n, count))
         touches = touches + sp.csr_matrix((np.ones(prefix), (np.arange(prefix), label)), shape=(n, count))
         linked = ((touches @ touches.T) + arcs + sp.eye(n)).tocsr()
-
-        def holds(ib, jb):
-            return linked[ib * tile:ib * tile + tile, jb * tile:jb * tile + tile].nnz > 0
-
-        for ib in range(blocks):
-            for jb in range(blocks):
-                if kb not in (ib, jb):
-                    total += 1
-                    empty += not holds(ib, kb) or not holds(kb, jb)
+        linked.data[:] = 1
+        holds = (in_block @ linked @ in_block.T).toarray() > 0  # holds[ib, jb]: block (ib, jb) has a path
+        others = np.arange(blocks) != kb
+        total += int(others.sum()) ** 2
+        empty += int((~np.logical_and.outer(holds[others, kb], holds[kb, others])).sum())
     return empty / total
 
 

@@ -9,6 +9,7 @@ so a user's tree written in isl's text form is served the same way.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
@@ -171,13 +172,34 @@ def points_to_tiles(n: int | None, tile: int) -> isl.Map:
                    f"{TILE}[{blocks}] }}").intersect_domain(model.domain(n))
 
 
+#: point trees by (tile tree as text, n, tile, point order), the most recently made last: an exploration
+#: builds each candidate's schedule several times (proof, run, signature), and pulling a tree back to the
+#: points took 0.14 s of isl a time, 58% of judging the families' mutants
+_POINT_TREES: OrderedDict[tuple, isl.Schedule] = OrderedDict()
+POINT_TREES_KEPT = 512
+
+
 def to_point_tree(tile_tree: isl.Schedule, n: int | None, tile: int,
                   point_order: dict[str, tuple[str, ...]] | None = None) -> isl.Schedule:
     """The same order over the points S[k,i,j]: tile-layer by tile-layer, k, i, j inside each.
 
     point_order can give a role another order of the point loops (e.g.
-    SD_row: ('i', 'j', 'k')) to explore what the checker then says.
+    SD_row: ('i', 'j', 'k')) to explore what the checker then says. (isl's objects do not change, so
+    the tree made once for the same arguments is handed out again.)
     """
+    key = (tile_tree.to_str(), n, tile, tuple(sorted((point_order or {}).items())))
+    found = _POINT_TREES.get(key)
+    if found is None:
+        found = _POINT_TREES[key] = _point_tree(tile_tree, n, tile, point_order)
+        if len(_POINT_TREES) > POINT_TREES_KEPT:
+            _POINT_TREES.popitem(last=False)
+    else:
+        _POINT_TREES.move_to_end(key)
+    return found
+
+
+def _point_tree(tile_tree: isl.Schedule, n: int | None, tile: int,
+                point_order: dict[str, tuple[str, ...]] | None) -> isl.Schedule:
     names = ", ".join(model.ITERATORS)
     blocks = ", ".join(f"floor({x}/{tile})" for x in model.ITERATORS)
     to_tile = isl.UnionPwMultiAff(f"{_prefix(['n'] if n is None else [])}{{ {model.STATEMENT}[{names}] -> {TILE}[{blocks}] }}")

@@ -362,7 +362,7 @@ class _ReplayedDriver:
     def __init__(self, run: Callable, kernels, kernel_names: list[str], predecessors: bool) -> None:
         self._run, self._kernels, self._names, self._predecessors = run, kernels, kernel_names, predecessors
         self._program: list[tuple[Callable, tuple]] | None = None
-        self._in_order: list[tuple[Callable, tuple]] | None = None
+        self._in_order: list[tuple[Callable, tuple, int]] | None = None  # (kernel, arguments, role)
 
     @property
     def recorded(self) -> bool:

@@ -38,9 +38,26 @@ def test_facts_match_numpy(n, dtype, seed):
     if dtype.startswith("int"):
         values = np.where(np.isfinite(values), np.trunc(np.clip(values, -100, 100)), 5)
     matrix = values.astype(dtype)
-    found = dense_facts(matrix)
-    assert (found.finite, found.fractional, found.lightest, found.heaviest, found.off_diagonal_zeros,
-            found.not_allowed, found.float32_rounds) == numpy_facts(matrix)
+    assert astuple_of(dense_facts(matrix)) == numpy_facts(matrix)
+
+
+@pytest.mark.parametrize("n", [1, 160])  # a serial pass, and a parallel one (160^2 >= PARALLEL_FROM_ENTRIES)
+def test_bounds_stay_finite_among_refused_entries(n):
+    """NaN and -inf make an input refused; the facts still name its finite range (the message quotes it),
+    for a matrix and for a list of arc weights alike."""
+    rng = np.random.default_rng(n)
+    matrix = rng.choice([np.nan, -np.inf, np.inf, 4.0, -2.0], size=(n, n))
+    matrix[0, 0] = np.nan
+    assert astuple_of(dense_facts(matrix)) == numpy_facts(matrix)
+    weights = matrix.ravel().copy()
+    found = dense_facts(weights)
+    expected = numpy_facts(weights.reshape(1, -1))
+    assert astuple_of(found)[:4] == expected[:4] and astuple_of(found)[5:] == expected[5:]
+
+
+def astuple_of(found) -> tuple:
+    return (found.finite, found.fractional, found.lightest, found.heaviest, found.off_diagonal_zeros,
+            found.not_allowed, found.float32_rounds)
 
 
 def test_parallel_pass_on_a_large_strided_view():

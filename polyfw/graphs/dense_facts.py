@@ -9,6 +9,7 @@ kept for the rest of the call (polyfw.graphs.reading), so a reader asking again 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,12 +41,21 @@ class DenseFacts:
 @njit(inline="always")
 def _tally(value, finite, fractional, not_allowed, rounds, lightest, heaviest):
     """One weight added to the running facts (finite, fractional, NaN or -inf, float32 rounds, lightest,
-    heaviest finite); inlined into each pass."""
+    heaviest below inf); inlined into each pass. The bounds skip only +inf: NaN and -inf make the input
+    refused, and `_finite_bounds` answers for them then. Testing finiteness in the bounds too kept
+    the loop from vectorizing (16 ms against 6 at n = 2048 in float64)."""
     x = np.float64(value)
     ok = np.abs(x) < np.inf
     return (finite + ok, fractional + (ok & (x != np.floor(x))), not_allowed + ((x != x) | (x == -np.inf)),
-            rounds + (ok & (np.float64(np.float32(x)) != x)), min(lightest, x if ok else np.inf),
-            max(heaviest, x if ok else -np.inf))
+            rounds + (ok & (np.float64(np.float32(x)) != x)), min(lightest, x),
+            max(heaviest, x if x < np.inf else -np.inf))
+
+
+def _finite_bounds(values: np.ndarray) -> tuple[float, float]:
+    """The lightest and heaviest finite value (inf and -inf when none is): the passes' bounds where
+    NaN or -inf entries made them meaningless (a refused input's message still quotes them)."""
+    finite = values[np.isfinite(values)]
+    return (float(finite.min()), float(finite.max())) if finite.size else (np.inf, -np.inf)
 
 
 @parallel_above()
@@ -56,10 +66,11 @@ def _gather_rows(matrix, counts, bounds):
     for i in prange(matrix.shape[0]):
         finite = fractional = zeros = not_allowed = rounds = 0
         lightest, heaviest = np.inf, -np.inf
-        for j in range(matrix.shape[1]):
+        row = matrix[i]
+        for j in range(row.shape[0]):
             finite, fractional, not_allowed, rounds, lightest, heaviest = _tally(
-                matrix[i, j], finite, fractional, not_allowed, rounds, lightest, heaviest)
-            zeros += matrix[i, j] == 0
+                row[j], finite, fractional, not_allowed, rounds, lightest, heaviest)
+            zeros += row[j] == 0
         counts[i, 0], counts[i, 1], counts[i, 3], counts[i, 4] = finite, fractional, not_allowed, rounds
         counts[i, 2] = zeros - (i < matrix.shape[1] and matrix[i, i] == 0)
         bounds[i, 0], bounds[i, 1] = lightest, heaviest
@@ -71,6 +82,8 @@ def _gather(matrix: np.ndarray) -> DenseFacts:
     _gather_rows(matrix, counts, bounds)
     finite, fractional, zeros, not_allowed, rounds = (int(total) for total in counts.sum(axis=0))
     lightest, heaviest = (float(bounds[:, 0].min()), float(bounds[:, 1].max())) if len(bounds) else (np.inf, -np.inf)
+    if not_allowed:
+        lightest, heaviest = _finite_bounds(matrix)
     return DenseFacts(finite, fractional, lightest, heaviest, zeros, not_allowed, rounds)
 
 
@@ -79,8 +92,15 @@ def dense_facts(matrix: np.ndarray) -> DenseFacts:
     (one pass; no diagonal, so no zeros off it are counted); no pass when this call read it
     (polyfw.graphs.reading)."""
     if matrix.ndim == 1:
-        return once(matrix, ("dense facts",), lambda: DenseFacts(*_gather_list(matrix)))
+        return once(matrix, ("dense facts",), lambda: _list_facts(matrix))
     return once(matrix, ("dense facts",), lambda: _gather(matrix))
+
+
+def _list_facts(values: np.ndarray) -> DenseFacts:
+    facts = DenseFacts(*_gather_list(values))
+    if facts.not_allowed:
+        facts = dataclasses.replace(facts, **dict(zip(("lightest", "heaviest"), _finite_bounds(values))))
+    return facts
 
 
 @njit(cache=True)

@@ -63,7 +63,7 @@ def _top_down_share(indptr, indices, queue, count, parent, level, depth, next_qu
     out-neighbour joins the next queue, with the first queue vertex that claims it (compare-and-swap
     on parent) as its parent. Returns the out-degrees of those that joined summed (Beamer's scout
     count: the next step's edges, top-down), read from the parent each unvisited vertex holds
-    (unvisited_parents: minus its out-degree, minus 1), not from two more rows of indptr."""
+    (`unvisited`: minus its out-degree, minus 1), not from two more rows of indptr."""
     buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
     held = 0
     found = 0
@@ -140,11 +140,13 @@ def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, dept
 
 
 @njit(parallel=True, cache=True)
-def unvisited_parents(indptr, parent):
+def unvisited(indptr, parent, level):
     """parent[v] = -1 - out-degree(v) (GAPBS's trick): negative marks v unvisited, as NO_PARENT does, and
-    the compare-and-swap that claims v reads its degree with it."""
+    the compare-and-swap that claims v reads its degree with it; level[v] = -1. One pass for both: a
+    parallel region costs tens of microseconds to start under passive waiting."""
     for v in prange(parent.shape[0]):
         parent[v] = -1 - (indptr[v + 1] - indptr[v])
+        level[v] = -1
 
 
 @njit(parallel=True, cache=True)
@@ -170,17 +172,20 @@ def _front_of_level(level, depth, front):
 
 
 @njit(cache=True)
-def _queue_of_front(front, queue):
-    """The vertices of a bitmap, in order; how many."""
-    count = 0
+def _queue_of_front(front, queue, indptr):
+    """The vertices of a bitmap, in order, into queue; how many, and their out-edges (whether the next
+    top-down step is worth a parallel region)."""
+    count = edges = 0
     for word in range(front.shape[0]):
         bits = front[word]
         if bits:
             for b in range(64):
                 if (bits >> np.uint64(b)) & np.uint64(1):
-                    queue[count] = word * 64 + b
+                    v = word * 64 + b
+                    queue[count] = v
+                    edges += indptr[v + 1] - indptr[v]
                     count += 1
-    return count
+    return count, edges
 
 
 @njit(cache=True)
@@ -200,7 +205,7 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
     """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one call:
     top-down while the queue's out-edges (scout) are few against the edges still unchecked / alpha,
     then bottom-up while the frontier grows or holds more than n / beta vertices (alpha <= 0: top-down
-    only). parent (unvisited_parents but at the source) and level (-1 but
+    only). parent and level (`unvisited`, but at the source) and level (-1 but
     at the source) are filled, parent's unvisited vertices NO_PARENT again at the end. Returns a row a level:
     (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier)."""
     n = parent.shape[0]
@@ -214,6 +219,7 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
     queue[0], count = source, 1
     unchecked = indices.shape[0]
     scout = indptr[source + 1] - indptr[source]
+    edges = scout  # the queue's out-edges: a step on few of them runs serial
     depth = 0
     while count:
         started = cycles()
@@ -227,23 +233,24 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
                 front, next_front = next_front, front
                 ended = cycles()
                 if awake == 0 or not (awake >= before or awake > n / beta):
-                    count = _queue_of_front(front, queue)
+                    count, edges = _queue_of_front(front, queue, indptr)
                     log = _logged(log, depth, (1, ended - stepped, cycles() - started, awake))
                     depth += 1
                     break
                 log = _logged(log, depth, (1, ended - stepped, ended - started, awake))
                 depth += 1
                 started = ended
-            scout = 1
+            scout = 1  # (GAPBS's: top-down next, whatever the queue's edges)
             continue
         unchecked -= scout
         next_count[0] = 0
         stepped = cycles()
-        if scout <= SERIAL_EDGES:
+        if edges <= SERIAL_EDGES:
             scout = top_down_serial(indptr, indices, queue, count, parent, level, depth, next_queue, next_count)
         else:
             scout = top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
                                   workers)
+        edges = scout
         count = next_count[0]
         queue, next_queue = next_queue, queue
         ended = cycles()

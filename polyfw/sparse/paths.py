@@ -13,7 +13,7 @@ from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
 from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra, dijkstra_from_sources,
-                      settled, stepping, tight_parents, unvisited_parents)
+                      settled, stepping, tight_parents, unvisited)
 from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials
 
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
@@ -76,8 +76,8 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
     parent = np.empty(csr.n, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
-    unvisited_parents(csr.indptr, parent)
-    level = np.full(csr.n, -1, dtype=np.int32)
+    level = np.empty(csr.n, dtype=np.int32)
+    unvisited(csr.indptr, parent, level)
     parent[source], level[source] = source, 0
     optimizing = direction == "optimizing"
     reverse = csr.reverse if optimizing else csr

@@ -21,10 +21,14 @@ def check_source(source, n: int) -> int:
     return int(source)
 
 
+#: the level dtypes, narrowest first, with their largest value (unreached); np.iinfo costs microseconds a call
+_LEVEL_DTYPES = tuple((np.dtype(t), np.iinfo(t).max) for t in (np.uint8, np.uint16, np.uint32))
+
+
 def levels_dtype(deepest: int) -> np.dtype:
     """The smallest unsigned dtype whose largest value, which stands for unreached, is above `deepest`
     (seed 002 keeps levels in one byte)."""
-    return np.dtype(next(t for t in (np.uint8, np.uint16, np.uint32) if deepest < np.iinfo(t).max))
+    return next(dtype for dtype, largest in _LEVEL_DTYPES if deepest < largest)
 
 
 def smallest_levels(level: np.ndarray, deepest: int) -> np.ndarray:

@@ -69,6 +69,27 @@ def test_sssp_is_exact_and_passes_graph500s_rules(name, method):
         assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=int(source)))
 
 
+def test_parents_pushed_or_pulled_are_trees_of_tight_edges():
+    """A directed graph's parents are pushed along out-edges until its reverse exists, then pulled
+    along in-edges; an undirected graph is its own reverse (no transpose is built for it)."""
+    rng = np.random.default_rng(11)
+    dense = rng.integers(1, 9, size=(80, 80)).astype(np.float64)
+    dense[rng.random((80, 80)) < 0.85] = np.inf
+    directed = as_csr(dense)
+    assert not directed.has_reverse
+    pushed = sssp(directed, 0)
+    transposed = directed.reverse
+    assert directed.has_reverse and transposed is not directed
+    pulled = sssp(directed, 0)
+    for dist, parent in (pushed, pulled):
+        validate_sssp(directed, 0, dist, parent)
+    undirected = as_csr(dense, directed=False)
+    assert undirected.symmetric and undirected.reverse is undirected
+    again = as_csr(sp.csr_array((undirected.weights, undirected.indices, undirected.indptr)).T.tocsr())
+    assert np.array_equal(again.indptr, undirected.indptr) and np.array_equal(again.indices, undirected.indices)
+    validate_sssp(undirected, 0, *sssp(undirected, 0))
+
+
 def test_delta_stepping_loses_no_update_under_contention():
     """Every relaxation of a bucket races for the same vertices: the atomic min must decide on the
     value it replaces (a second, reordered read of dist once let a larger distance overwrite a smaller

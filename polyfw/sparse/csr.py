@@ -23,6 +23,9 @@ class CSRGraph:
     indptr: np.ndarray
     indices: np.ndarray
     weights: np.ndarray
+    #: every arc's reverse is an arc of the same weight (an undirected graph read with both arcs): the
+    #: graph is its own reverse, so searches that read in-edges read these rows without a transpose
+    symmetric: bool = False
 
     @property
     def m(self) -> int:
@@ -36,7 +39,13 @@ class CSRGraph:
     @cached_property
     def reverse(self) -> CSRGraph:
         """The graph with every edge turned around (in-edges as rows): bottom-up BFS reads it."""
-        return _from_arrays(self.n, self.indices.astype(np.int64), self.sources, self.weights)
+        return self if self.symmetric else _from_arrays(self.n, self.indices.astype(np.int64), self.sources,
+                                                         self.weights)
+
+    @property
+    def has_reverse(self) -> bool:
+        """Whether `reverse` costs nothing now (the graph is its own, or it was built already)."""
+        return self.symmetric or "reverse" in self.__dict__
 
     @cached_property
     def lightest(self) -> float:
@@ -62,8 +71,10 @@ class CSRGraph:
         return self
 
 
-def _from_arrays(n: int, source: np.ndarray, target: np.ndarray, weight: np.ndarray) -> CSRGraph:
-    """Sorted by (source, target, weight); of repeated (source, target) pairs the lightest stays."""
+def _from_arrays(n: int, source: np.ndarray, target: np.ndarray, weight: np.ndarray,
+                 symmetric: bool = False) -> CSRGraph:
+    """Sorted by (source, target, weight); of repeated (source, target) pairs the lightest stays
+    (symmetric: the arcs come in reverse pairs of one weight)."""
     order = np.lexsort((weight, target, source))
     source, target, weight = source[order], target[order], weight[order]
     first = np.ones(len(source), dtype=bool)
@@ -71,7 +82,8 @@ def _from_arrays(n: int, source: np.ndarray, target: np.ndarray, weight: np.ndar
     source, target, weight = source[first], target[first], weight[first]
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(source, minlength=n), out=indptr[1:])
-    return CSRGraph(n, indptr, target.astype(np.int32 if n < 2**31 else np.int64), weight.astype(np.float64))
+    return CSRGraph(n, indptr, target.astype(np.int32 if n < 2**31 else np.int64), weight.astype(np.float64),
+                    symmetric)
 
 
 def as_csr(graph, directed: bool = True, weight: str = "weight") -> CSRGraph:
@@ -104,4 +116,4 @@ def as_csr(graph, directed: bool = True, weight: str = "weight") -> CSRGraph:
     if not directed:
         source, target, values = (np.concatenate([source, target]), np.concatenate([target, source]),
                                   np.concatenate([values, values]))
-    return _from_arrays(n, source, target, values)
+    return _from_arrays(n, source, target, values, symmetric=not directed)

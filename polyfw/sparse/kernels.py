@@ -648,8 +648,9 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
 
 @njit(parallel=True, cache=True)
 def tight_parents(indptr, indices, weights, dist, parent):
-    """parent[v] = some u with dist[u] + w(u, v) == dist[v] (an edge on a shortest path). With
-    positive weights every such choice is a tree; concurrent writers of one v each write a valid one."""
+    """parent[v] = some u with dist[u] + w(u, v) == dist[v] (an edge on a shortest path), pushed along
+    every out-edge. With positive weights every such choice is a tree; concurrent writers of one v
+    each write a valid one."""
     for u in prange(dist.shape[0]):
         du = dist[u]
         if du < np.inf:
@@ -657,6 +658,23 @@ def tight_parents(indptr, indices, weights, dist, parent):
                 v = indices[e]
                 if du + weights[e] == dist[v]:
                     parent[v] = u
+
+
+@njit(parallel=True, cache=True)
+def tight_parents_pulled(in_indptr, in_indices, in_weights, dist, parent):
+    """parent[v] = its first in-neighbour u with dist[u] + w(u, v) == dist[v], NO_PARENT where none is
+    (v unreached, or the source): each v reads its in-edges up to the first tight one and writes its
+    own parent once, where tight_parents reads every edge and writes at random."""
+    for v in prange(dist.shape[0]):
+        dv = dist[v]
+        found = NO_PARENT
+        if dv < np.inf:
+            for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + 1])):
+                u = np.uint64(in_indices[e])  # unsigned: no wrap-around checks (bottom_up_step)
+                if dist[u] + in_weights[e] == dv:
+                    found = u
+                    break
+        parent[v] = found
 
 
 @njit(cache=True)

@@ -13,7 +13,7 @@ from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
 from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra, dijkstra_from_sources,
-                      settled, stepping, tight_parents, unvisited)
+                      settled, stepping, tight_parents, tight_parents_pulled, unvisited)
 from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials
 
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
@@ -187,8 +187,13 @@ def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
     weight is positive; else a BFS tree of those edges from the source (zero-weight edges could
     close a loop of parents)."""
     if csr.lightest > 0:
-        parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
-        tight_parents(csr.indptr, csr.indices, csr.weights, dist, parent)
+        if csr.has_reverse:  # (a one-off transpose costs more than reading every edge once)
+            parent = np.empty(csr.n, dtype=np.int64)
+            into = csr.reverse
+            tight_parents_pulled(into.indptr, into.indices, into.weights, dist, parent)
+        else:
+            parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
+            tight_parents(csr.indptr, csr.indices, csr.weights, dist, parent)
         parent[source] = source
         return parent
     tight = np.isfinite(dist[csr.sources]) & (dist[csr.sources] + csr.weights == dist[csr.indices])

@@ -17,14 +17,23 @@ exhaustive best. Last, every measured candidate is timed again in --rounds
 interleaved rounds (a new random order each round) and the model's predictions
 as calibrated are rated against those medians: on a shared host whose speed
 drifts within minutes, measuring one candidate after another rates the host as
-much as the model. The plot puts predicted against measured seconds, one panel
-per size and dtype.
+much as the model. The rounds' times are kept beside the store (STORE.rounds.json)
+and give the noise: the median over candidates of a candidate's spread over the
+rounds (max - min over the median); tau is also given over the pairs measured
+further apart than that. The plot puts predicted against measured seconds, one
+panel per size and dtype.
+
+--rate-only measures nothing: it predicts the store's measured candidates again
+with the store's latest calibration and rates that against the kept rounds (else
+the stored medians): how a new calibration would have ranked the same times.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -38,11 +47,12 @@ from scipy.stats import kendalltau  # noqa: E402
 from codegen import generate  # noqa: E402
 from codegen.targets import find_target  # noqa: E402
 from polyfw.explore import Exploration, Space, Store, explore, label  # noqa: E402
+from polyfw.explore.model import Model  # noqa: E402
 from polyfw.explore.space import build_candidate  # noqa: E402
 from polyfw.graphs import as_dense, random_graph  # noqa: E402
 from codegen.kernels import padded_stride  # noqa: E402
 from polyfw.machine.calibrate import calibrate, memory_bandwidth  # noqa: E402
-from polyfw.machine.calibrations import save  # noqa: E402
+from polyfw.machine.calibrations import save, stored  # noqa: E402
 from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 #: the evaluation space: every family, the searched tiles, three kappas, every runtime (the
@@ -56,21 +66,55 @@ EVALUATION_AXES = {"tile": [32, 64, 128, 256], "kappa": [2, 4, 8], "variant": ["
 APART = 0.10
 
 
-def ordered_apart(found: Exploration) -> tuple[float, int]:
-    """The share of the pairs measured at least APART apart that the model orders the same way, and
+def ordered_apart(measured: dict[str, float], predicted: dict[str, float], apart: float = APART) -> tuple[float, int]:
+    """The share of the pairs measured at least `apart` apart that the model orders the same way, and
     how many such pairs there are: Kendall's tau counts near-ties too, which on a shared host
     (repeats a few percent apart) order at random."""
-    records = found.measured
-    pairs = [(a, b) for i, a in enumerate(records) for b in records[i + 1:]
-             if max(a.seconds, b.seconds) >= (1 + APART) * min(a.seconds, b.seconds)]
-    right = sum((a.seconds < b.seconds) == (a.predicted_seconds < b.predicted_seconds) for a, b in pairs)
+    keys = list(measured)
+    pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]
+             if max(measured[a], measured[b]) >= (1 + apart) * min(measured[a], measured[b])]
+    right = sum((measured[a] < measured[b]) == (predicted[a] < predicted[b]) for a, b in pairs)
     return (right / len(pairs) if pairs else float("nan")), len(pairs)
 
 
-def interleaved(found: Exploration, rounds: int, seed: int = 0) -> dict[str, float]:
+def noise(rounds: dict[str, list[float]]) -> float:
+    """The host's noise: the median over candidates of one's spread over the rounds (max - min over median)."""
+    return float(np.median([(max(t) - min(t)) / np.median(t) for t in rounds.values()]))
+
+
+def rating(measured: dict[str, float], predicted: dict[str, float], spread: float) -> dict[str, float]:
+    """tau over every candidate and over the pairs further apart than `spread` (the noise: 2 x the share
+    of those pairs ordered right - 1), the share of the pairs >= APART apart ordered right, the top-1
+    regret (the model's favourite against the fastest measured)."""
+    keys = list(measured)
+    share, pairs = ordered_apart(measured, predicted)
+    beyond, beyond_pairs = ordered_apart(measured, predicted, spread)
+    favourite = min(keys, key=predicted.get)
+    return {"tau": float(kendalltau([predicted[k] for k in keys], [measured[k] for k in keys])[0]),
+            "tau beyond noise": 2 * beyond - 1, "pairs beyond noise": beyond_pairs, "apart right": share,
+            "pairs apart": pairs, "regret": measured[favourite] / min(measured.values()) - 1}
+
+
+def rated_line(found: dict[str, float]) -> str:
+    return (f"tau {found['tau']:.3f} ({found['tau beyond noise']:.3f} over the {found['pairs beyond noise']} pairs "
+            f"apart beyond the noise), {100 * found['apart right']:.0f}% of the {found['pairs apart']} pairs "
+            f">= {100 * APART:.0f}% apart ordered right, regret {100 * found['regret']:.1f}%")
+
+
+def rounds_path(store: str) -> Path:
+    return Path(f"{store}.rounds.json")
+
+
+def kept_rounds(store: str) -> dict[str, list[float]]:
+    """'n dtype key' -> the times of the interleaved rounds kept beside the store."""
+    path = rounds_path(store)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def interleaved(found: Exploration, rounds: int, seed: int = 0) -> dict[str, list[float]]:
     """Each measured candidate timed again once a round, in a new random order each round: key ->
-    the median over the rounds. A host whose speed drifts slows every candidate alike this way,
-    where one candidate after another it slows the ones that ran in the slow minutes."""
+    its times. A host whose speed drifts slows every candidate alike this way, where one candidate
+    after another it slows the ones that ran in the slow minutes."""
     records = found.measured
     n, dtype = records[0].n, records[0].dtype
     matrix = as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=0), dtype=dtype)  # the problem measured
@@ -88,15 +132,33 @@ def interleaved(found: Exploration, rounds: int, seed: int = 0) -> dict[str, flo
             started = time.perf_counter()
             compiled[key](buffer)
             times[key].append(time.perf_counter() - started)
-    return {key: float(np.median(found)) for key, found in times.items()}
+    return times
 
 
-def rated(found: Exploration) -> str:
-    quality = found.quality()
-    share, pairs = ordered_apart(found)
-    return (f"tau {quality['kendall_tau']:.3f} over {quality['pairs']} candidates, regret "
-            f"{100 * quality['regret']:.1f}%; {100 * share:.0f}% of the {pairs} pairs measured "
-            f">= {100 * APART:.0f}% apart ordered right")
+def rate_only(args: argparse.Namespace) -> None:
+    """The store's measured candidates predicted again by its latest calibration, rated against the kept
+    rounds' medians where there are some, else the stored medians."""
+    rounds = kept_rounds(args.store)
+    with Store(args.store, read_only=True) as store:
+        for n in args.sizes:
+            for dtype in args.dtypes:
+                calibration = stored(dtype, numba.get_num_threads(), args.store)
+                space = Space(n, dtype, values=EVALUATION_AXES)
+                candidates = {c.key: c for c in space}
+                records = [r for r in store.records(dtype=dtype, n=n) if r.seconds and r.key in candidates]
+                if calibration is None or not records:
+                    print(f"n = {n}, {dtype}: nothing to rate (no calibration or no measurement in {args.store})")
+                    continue
+                model = Model(calibration)
+                predicted = {r.key: model.prediction(build_candidate(candidates[r.key], n), candidates[r.key]).seconds
+                             for r in records}
+                again = {r.key: rounds[f"{n} {dtype} {r.key}"] for r in records if f"{n} {dtype} {r.key}" in rounds}
+                measured = {key: float(np.median(t)) for key, t in again.items()} if len(again) == len(records) \
+                    else {r.key: r.seconds for r in records}
+                spread = noise(again) if again else APART
+                print(f"n = {n}, {dtype}: {len(records)} candidates, noise {100 * spread:.1f}% "
+                      f"({'the kept rounds' if again else 'no rounds kept: APART'}); "
+                      + rated_line(rating(measured, predicted, spread)))
 
 
 def main() -> None:
@@ -110,7 +172,12 @@ def main() -> None:
     parser.add_argument("--plot", default="benchmarks/model_accuracy.png")
     parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                         help="use the store's latest calibration (default: calibrate first)")
+    parser.add_argument("--rate-only", action="store_true",
+                        help="measure nothing: rate the store's latest calibration on its measurements")
     args = parser.parse_args()
+    if args.rate_only:
+        rate_only(args)
+        return
     cpu = cpu_description()
     print(f"CPU: {cpu['model']} ({cpu['llvm_cpu']}, {cpu['isa']}, {cpu['vector_bytes']}-byte vectors), "
           f"{numba.get_num_threads()} threads")
@@ -127,8 +194,10 @@ def main() -> None:
                 space = Space(n, dtype, values=EVALUATION_AXES)
                 started = time.perf_counter()
                 every = explore(space, "exhaustive", store=store, repeats=args.repeats, progress=True)
+                as_calibrated = {r.key: r.model["predicted_seconds"] for r in every.measured}
+                medians = {r.key: r.seconds for r in every.measured}
                 print(f"n = {n}, {dtype}: {len(every.measured)} measured in {time.perf_counter() - started:.0f} s; "
-                      f"{rated(every)}")
+                      + rated_line(rating(medians, {r.key: r.predicted_seconds for r in every.measured}, APART)))
                 budget = max(1, len(every.records) // 4)
                 guided = explore(space, "model", max_candidates=budget, store=store, repeats=args.repeats,
                                  progress=False)
@@ -137,16 +206,19 @@ def main() -> None:
                       f" visited: {label(found.key)} {found.seconds:.4f} s ({100 * (found.seconds / best.seconds - 1):+.1f}%)")
                 if args.rounds:
                     again = interleaved(every, args.rounds)
-                    calibrated = [r.model["predicted_seconds"] for r in every.measured]
-                    tau = kendalltau(calibrated, [again[r.key] for r in every.measured])[0]
-                    favourite = min(every.measured, key=lambda r: r.model["predicted_seconds"]).key
-                    print(f"  timed again in {args.rounds} interleaved rounds: tau {tau:.3f} (predictions as "
-                          f"calibrated against the rounds' medians), regret "
-                          f"{100 * (again[favourite] / min(again.values()) - 1):.1f}%")
-                    interleaved_rows.append([n, dtype, round(tau, 3),
-                                             round(100 * (again[favourite] / min(again.values()) - 1), 1)])
+                    kept = kept_rounds(args.store)
+                    kept.update({f"{n} {dtype} {key}": times for key, times in again.items()})
+                    rounds_path(args.store).write_text(json.dumps(kept))
+                    spread = noise(again)
+                    found_again = rating({key: float(np.median(t)) for key, t in again.items()}, as_calibrated, spread)
+                    print(f"  timed again in {args.rounds} interleaved rounds (noise {100 * spread:.1f}%), predictions "
+                          f"as calibrated against the rounds' medians: " + rated_line(found_again))
+                    interleaved_rows.append([n, dtype, round(100 * spread, 1), round(found_again["tau"], 3),
+                                             round(found_again["tau beyond noise"], 3),
+                                             round(100 * found_again["apart right"]),
+                                             round(100 * found_again["regret"], 1)])
                 quality = every.quality()
-                share, pairs = ordered_apart(every)
+                share, pairs = ordered_apart(medians, {r.key: r.predicted_seconds for r in every.measured})
                 spread = max(r.seconds for r in every.measured) / best.seconds
                 rows.append([n, dtype, len(every.measured), round(spread, 2), round(quality["kendall_tau"], 3),
                              round(100 * share) if pairs else None, pairs, round(100 * quality["regret"], 1),
@@ -160,7 +232,8 @@ def main() -> None:
                      note=f"medians of {args.repeats}, one candidate at a time")
     if interleaved_rows:
         print_and_record("model_accuracy", f"timed again in {args.rounds} interleaved rounds",
-                         ["n", "dtype", "Kendall tau", "top-1 regret %"], interleaved_rows,
+                         ["n", "dtype", "noise %", "Kendall tau", "tau beyond the noise",
+                          f"{apart} ordered right %", "top-1 regret %"], interleaved_rows,
                          note="predictions as calibrated against the rounds' medians")
     if args.plot:
         plot(panels, args.plot, f"{cpu['model']}, {numba.get_num_threads()} threads")

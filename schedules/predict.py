@@ -2,7 +2,8 @@
 
 The model is made of the parts a run is made of (codegen.profile splits a
 measured run the same way): each tile-layer costs its role's measured time
-per relaxation at its tile size, plus, when the matrix spills out of the
+per relaxation at its tile size, each call of a tile kernel (a layer product's
+layers are one) its measured cost, plus, when the matrix spills out of the
 last-level cache, the elements its task loads at the measured cost of an
 element from memory; a task costs a dispatch; a barrier runtime adds each
 stage's start and barrier and the driver's serial time per call; a dataflow
@@ -46,13 +47,17 @@ class Calibration:
     private_cache_bytes: int = 0
     #: driver form -> a stage's start and barrier (barrier runtime), seconds
     stage: dict[str, float] = field(default_factory=dict)
-    #: driver form -> the driver's serial seconds per tile-layer (a compiled one writes each
+    #: driver form -> the driver's serial seconds per call of a tile kernel (a compiled one writes each
     #: stage's task list; a replayed one has them recorded)
     driver: dict[str, float] = field(default_factory=dict)
     #: thread-seconds per task (taking it from the shared counter)
     task: float = 0.0
-    #: runtime -> the dataflow runtime's own thread-seconds per tile-layer
+    #: runtime -> the dataflow runtime's own thread-seconds per call
     dataflow: dict[str, float] = field(default_factory=dict)
+    #: tile -> thread-seconds a tile kernel's call costs beyond its relaxations (entering it, its block
+    #: loaded and stored): a layer product pays it once for its layers (StageView.call_start); empty in
+    #: a calibration that measured one family only, whose rates hold it
+    call: dict[int, float] = field(default_factory=dict)
     #: register block 'RxC' -> its product rate relative to the block calibrated with
     register_blocks: dict[str, float] = field(default_factory=dict)
     #: memory bandwidth measured beside (bytes/s; reported, the element cost is what predicts)
@@ -83,12 +88,18 @@ class Calibration:
         fields_["relaxation"] = {int(t): roles for t, roles in given["relaxation"].items()}
         fields_["element_load"] = {int(size): {int(t): s for t, s in by_tile.items()}
                                    for size, by_tile in given.get("element_load", {}).items()}
+        fields_["call"] = {int(t): s for t, s in given.get("call", {}).items()}
         return cls(**fields_)
 
     def per_relaxation(self, tile: int) -> np.ndarray:
         """Seconds per relaxation of each role (ROLES order) at `tile`: between calibrated tiles
         interpolated in log2(tile), beyond them the nearest one's."""
         return np.array([_interpolated({t: r[role] for t, r in self.relaxation.items()}, tile) for role in ROLES])
+
+    def call_seconds(self, tile: int) -> float:
+        """Thread-seconds a tile kernel's call costs beyond its relaxations at `tile` (interpolated as
+        the rates are; 0 where not measured apart)."""
+        return _interpolated(self.call, tile) if self.call else 0.0
 
     def capacity(self) -> float:
         """The elements a thread's own cache holds (inf where not measured)."""
@@ -181,7 +192,7 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     rate = calibration.register_blocks.get(register_block, 1.0) if register_block else 1.0
     per_role = calibration.per_relaxation(view.tile) / rate
     roles = view.role.astype(np.int64)
-    work = relaxations * per_role[roles]
+    work = relaxations * per_role[roles] + view.call_start * calibration.call_seconds(view.tile)
     loads = task_loads(view, sides, calibration.capacity())
     matrix_bytes = view.n * view.n * np.dtype(calibration.dtype).itemsize
     memory = loads * calibration.load_seconds(view.tile, matrix_bytes)

@@ -18,6 +18,7 @@ from schedules.cost import tile_view
 from schedules.order_rules import order_settings, refuted_orders
 from schedules.predict import PREDICTED_PARTS, Calibration, predict, task_loads
 from schedules.stages import ROLES
+from codegen.profile import RunProfile, relaxations_by_role
 
 
 def _calibration(**changed) -> Calibration:
@@ -67,6 +68,43 @@ def test_a_task_whose_blocks_outgrow_the_threads_cache_loads_them_again():
     roomy = _calibration(element_load={1 << 12: {64: 1e-9}}, in_cache_bytes=1 << 10, private_cache_bytes=1 << 30)
     cramped = replace(roomy, private_cache_bytes=64 * 64 * 4)
     assert predict(view, cramped).parts["memory"] > predict(view, roomy).parts["memory"]
+
+
+def test_a_call_is_paid_once_for_a_layer_products_layers():
+    """A tile kernel's call cost is charged per call: a generalized task's κ layers of one block are one."""
+    classic, kept = (tile_view(build(f, 256, 32, **kw)) for f, kw in (("classic", {}), ("generalized", {"kappa": 4})))
+    assert kept.call_start.sum() < classic.call_start.sum() == len(classic.units)
+    for view in (classic, kept):
+        without, with_calls = predict(view, _calibration()), predict(view, _calibration(call={32: 1e-6}))
+        added = sum(with_calls.parts[role] - without.parts[role] for role in ROLES)
+        assert added == pytest.approx(view.call_start.sum() * 1e-6 / 2)
+    assert Calibration.from_dict(_calibration(call={32: 1e-6}).as_dict()).call == {32: 1e-6}
+
+
+def _profiled_run(view, per_relaxation: dict, call: float, load: float = 0.0, threads: int = 2) -> calibrate._Run:
+    """A run whose role times are what the given parts make of its view (load: per element a task loads)."""
+    counts = relaxations_by_role(view.n, view.tile)
+    calls = calibrate._calls_by_role(view)
+    seconds = {role: (per_relaxation[role] * counts[role] + call * calls[r]) / threads for r, role in enumerate(ROLES)}
+    seconds["DD"] += load * task_loads(view).sum() / threads  # (every extra load in the products)
+    return calibrate._Run(view, RunProfile(sum(seconds.values()), threads, seconds), "compiled")
+
+
+def test_two_families_tell_a_calls_cost_from_a_relaxations():
+    entering, per_element = 1e-6, 2e-10  # a call: entering it, and its block's elements loaded and stored
+    rates = {32: (4e-10, 1e-10, 1.2e-10, 5e-11), 64: (2e-10, 6e-11, 6e-11, 4e-11)}
+    truth = {tile: (dict(zip(ROLES, by_role)), entering + per_element * tile**2) for tile, by_role in rates.items()}
+    runs = [_profiled_run(tile_view(build(family, 512, tile, **params)), *truth[tile])
+            for tile in truth for family, params in calibrate._families(512, tile)]
+    relaxation, call = calibrate._rates_and_calls(runs)
+    for tile, (rates, cost) in truth.items():
+        assert call[tile] == pytest.approx(cost, rel=1e-6)
+        assert relaxation[tile] == pytest.approx(rates, rel=1e-6)
+    # beyond them, one cost per element loaded, over both families' runs at a size
+    calibration = _calibration(relaxation=relaxation, call=call, private_cache_bytes=0)
+    spilled = [_profiled_run(tile_view(build(family, 512, 64, **params)), *truth[64], load=3e-9)
+               for family, params in calibrate._families(512, 64)]
+    assert calibrate._element_load(spilled, calibration) == pytest.approx(3e-9, rel=1e-6)
 
 
 def test_rates_between_calibrated_tiles_are_interpolated_and_beyond_them_the_nearest():

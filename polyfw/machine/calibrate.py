@@ -1,12 +1,15 @@
 """`polyfw calibrate`: measure on this machine the parts the exploration model is made of, in under a minute.
 
-Per element type: each tile role's time per relaxation at every searched tile
-size, read from the profile of real classic runs (codegen.profile) with the
-matrix in cache; the same runs with the matrix out of the last-level cache
+Per element type: each tile role's time per relaxation and a tile kernel's
+cost per call at every searched tile size, fitted to the profiles
+(codegen.profile) of real runs of two families with the matrix in cache:
+classic, whose every tile-layer is a call and a task, and generalized with
+κ = 4, whose tasks run κ layers of one block as one product (one call, its
+block loaded once). The same runs with the matrix out of the last-level cache
 give what an element loaded from memory costs; the runs' time outside their
-tile-layers gives a stage's start and barrier and the driver's time per
-tile-layer, for each driver form; the dataflow runtimes' own time per
-tile-layer comes from timing them beside the model. The register-block
+tile-layers gives a stage's start and barrier, the driver's time per call and
+a task's, for each driver form; the dataflow runtimes' own time per call comes
+from timing them beside the model. The register-block
 search's rates (codegen.register_blocks) give each block's product rate.
 The result (schedules.predict.Calibration) is stored per machine in the
 results store (polyfw.machine.calibrations) and read by explore, `polyfw cost
@@ -44,6 +47,9 @@ IN_CACHE_N, OUT_OF_CACHE_N = 1024, 4096
 #: the speed probe's problem size and tile (a few milliseconds)
 PROBE = (512, 128)
 DEFAULT_DTYPES = ("float32", "int32")
+#: the family calibrated beside classic and its block layers a task: fewer calls and tasks than
+#: tile-layers, so that what a relaxation, a call and a task each cost can be told apart
+SECOND_FAMILY, SECOND_KAPPA = "generalized", 4
 #: the cpu target's runtimes besides the barrier one (the model simulates them as dataflow)
 DATAFLOW_RUNTIMES = tuple(r for r in find_target("cpu").option("runtime").choices if r != "barrier")
 
@@ -92,7 +98,7 @@ def private_cache_bytes() -> int:
 
 @dataclass(frozen=True)
 class _Run:
-    """One profiled classic run: its view and where its time went."""
+    """One profiled run: its view and where its time went."""
 
     view: StageView
     profile: RunProfile
@@ -105,10 +111,18 @@ def _matrix(n: int, dtype: str) -> np.ndarray:
     return as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), weights=exact_weights(n, dtype), seed=0), dtype=dtype)
 
 
-def _run_once(n: int, tile: int, dtype: str, runtime: str = "barrier", driver: str = "auto") -> tuple[float, dict]:
-    """One run of classic blocked FW on rows padded as solve and explore pad them: its seconds and
-    its last_run record (the generated code is compiled once and cached)."""
-    compiled = generate(build("classic", n, tile), target="cpu", dtype=dtype, runtime=runtime, driver=driver)
+def _families(n: int, tile: int) -> tuple[tuple[str, dict], ...]:
+    """The schedules calibrated at (n, tile): classic, and the second family with as many block layers
+    a task as there are blocks, up to SECOND_KAPPA."""
+    return ("classic", {}), (SECOND_FAMILY, {"kappa": min(SECOND_KAPPA, -(-n // tile))})
+
+
+def _run_once(n: int, tile: int, dtype: str, runtime: str = "barrier", driver: str = "auto",
+              family: tuple[str, dict] = ("classic", {})) -> tuple[float, dict]:
+    """One run of a blocked FW schedule (classic by default) on rows padded as solve and explore pad
+    them: its seconds and its last_run record (the generated code is compiled once and cached)."""
+    name, params = family
+    compiled = generate(build(name, n, tile, **params), target="cpu", dtype=dtype, runtime=runtime, driver=driver)
     buffer = np.empty((n, padded_stride(n)), dtype=dtype)
     buffer[:, :n] = _matrix(n, dtype)
     started = time.perf_counter()
@@ -131,46 +145,85 @@ class _Host:
     dtype: str
     reference: float
 
-    def run(self, n: int, tile: int, runtime: str = "barrier", driver: str = "auto") -> tuple[float, dict, float]:
+    def run(self, n: int, tile: int, runtime: str = "barrier", driver: str = "auto",
+            family: tuple[str, dict] = ("classic", {})) -> tuple[float, dict, float]:
         """(seconds, last_run record, scale): the run's seconds at the reference speed, and the factor used."""
         scale = self.reference / speed_probe(self.dtype, 2)
-        seconds, last_run = _run_once(n, tile, self.dtype, runtime, driver)
+        seconds, last_run = _run_once(n, tile, self.dtype, runtime, driver, family)
         return seconds * scale, last_run, scale
 
-    def profiled(self, n: int, tiles: Sequence[int], rounds: int, driver: str = "auto") -> list[_Run]:
-        """Each tile's fastest run at the reference speed over `rounds` rounds that take every tile in turn."""
+    def profiled(self, n: int, tiles: Sequence[int], rounds: int, driver: str = "auto",
+                 both: bool = True) -> list[_Run]:
+        """Each tile's and family's (classic alone unless `both`) fastest run at the reference speed over
+        `rounds` rounds that take every one in turn."""
+        schedules = [(tile, family) for tile in tiles for family in _families(n, tile)[:2 if both else 1]]
         best: dict[int, tuple[float, dict, float]] = {}
         for _ in range(rounds):
-            for tile in tiles:
-                found = self.run(n, tile, driver=driver)
-                if tile not in best or found[0] < best[tile][0]:
-                    best[tile] = found
-        return [_Run(tile_view(build("classic", n, tile)), _scaled(run_profile(last_run), scale),
-                     driver_form(n, tile, driver)) for tile, (_, last_run, scale) in best.items()]
+            for at, (tile, family) in enumerate(schedules):
+                found = self.run(n, tile, driver=driver, family=family)
+                if at not in best or found[0] < best[at][0]:
+                    best[at] = found
+        return [_Run(tile_view(build(family[0], n, tile, **family[1])), _scaled(run_profile(best[at][1]), best[at][2]),
+                     driver_form(n, tile, driver)) for at, (tile, family) in enumerate(schedules)]
 
 
 def _scaled(profile: RunProfile, scale: float) -> RunProfile:
     return RunProfile(profile.seconds * scale, profile.threads, {k: v * scale for k, v in profile.parts.items()})
 
 
-def _per_relaxation(run: _Run) -> dict[str, float]:
-    """Thread-seconds per relaxation of each role in the run."""
-    counts = relaxations_by_role(run.view.n, run.view.tile)
-    return {role: run.profile.parts[role] * run.profile.threads / counts[role] for role in ROLES}
+def _role_seconds(run: _Run) -> np.ndarray:
+    """Thread-seconds of each role's tile-layers in the run (ROLES order)."""
+    return np.array([run.profile.parts[role] * run.profile.threads for role in ROLES])
 
 
-def _element_load(run: _Run, in_cache: dict[str, float]) -> float:
-    """Thread-seconds per element loaded beyond what the in-cache rates account for (classic's tasks are
-    one tile-layer each: three blocks loaded, whatever the cache holds)."""
-    counts = relaxations_by_role(run.view.n, run.view.tile)
-    extra = sum(run.profile.parts[role] * run.profile.threads - in_cache[role] * counts[role] for role in ROLES)
-    return max(extra / task_loads(run.view).sum(), 0.0)
+def _calls_by_role(view: StageView) -> np.ndarray:
+    """Tile kernel calls of each role (ROLES order): a layer product's layers are one."""
+    return np.bincount(view.role[view.call_start].astype(np.int64), minlength=len(ROLES))[:len(ROLES)]
+
+
+def _rates_and_calls(runs: Sequence[_Run]) -> tuple[dict[int, dict[str, float]], dict[int, float]]:
+    """Per tile, each role's thread-seconds per relaxation; and a call's cost, entering the kernel plus
+    its block loaded and stored (a + b * tile^2, one pair for every tile); fitted together (non-negative
+    least squares, each role of each run relative to its own time) to the runs' role times. In classic
+    every tile-layer is a call; the second family's layer products are one call for several, which is
+    what tells a call's cost from a relaxation's."""
+    from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
+
+    tiles = sorted({run.view.tile for run in runs})
+    rows = []
+    for run in runs:
+        at = len(ROLES) * tiles.index(run.view.tile)
+        counts = relaxations_by_role(run.view.n, run.view.tile)
+        for r, (seconds, calls) in enumerate(zip(_role_seconds(run), _calls_by_role(run.view))):
+            if seconds > 0:
+                row = np.zeros(len(ROLES) * len(tiles) + 2)
+                row[at + r], row[-2], row[-1] = counts[ROLES[r]], calls, calls * run.view.tile**2
+                rows.append(row / seconds)
+    fitted = nnls(np.array(rows), np.ones(len(rows)))[0]
+    relaxation = {tile: dict(zip(ROLES, map(float, fitted[len(ROLES) * t:len(ROLES) * (t + 1)])))
+                  for t, tile in enumerate(tiles)}
+    return relaxation, {tile: float(fitted[-2] + fitted[-1] * tile**2) for tile in tiles}
+
+
+def _element_load(runs: Sequence[_Run], calibration: Calibration) -> float:
+    """Thread-seconds per element loaded beyond what the in-cache rates and calls account for, over runs
+    of one size and tile (a classic task loads its three blocks whatever the cache holds; a longer task
+    keeps its block while the thread's own cache holds what it touched)."""
+    extra = loads = 0.0
+    for run in runs:
+        counts = np.array([relaxations_by_role(run.view.n, run.view.tile)[role] for role in ROLES])
+        modelled = (counts * calibration.per_relaxation(run.view.tile)).sum() \
+            + run.view.call_start.sum() * calibration.call_seconds(run.view.tile)
+        extra += _role_seconds(run).sum() - modelled
+        loads += task_loads(run.view, capacity=calibration.capacity()).sum()
+    return max(extra / loads, 0.0)
 
 
 def _overheads(runs: Sequence[_Run], calibration: Calibration) -> Calibration:
-    """The calibration with, per driver form, a stage's seconds and the driver's per tile-layer, and the
+    """The calibration with, per driver form, a stage's seconds and the driver's per call, and the
     thread-seconds per task: fitted (non-negative least squares, each run weighted by its length) to
-    each run's time beyond its tile-layers and the model's uneven split of them."""
+    each run's time beyond its tile-layers and the model's uneven split of them (the second family's
+    tasks and calls are fewer than its tile-layers, which tells the three apart)."""
     from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
 
     forms = sorted({run.form for run in runs})
@@ -178,7 +231,8 @@ def _overheads(runs: Sequence[_Run], calibration: Calibration) -> Calibration:
     for run in runs:
         row = np.zeros(2 * len(forms) + 1)
         at = 2 * forms.index(run.form)
-        row[at], row[at + 1], row[-1] = run.view.n_stages, len(run.view.units), run.view.n_tasks / run.profile.threads
+        row[at], row[at + 1] = run.view.n_stages, run.view.call_start.sum()
+        row[-1] = run.view.n_tasks / run.profile.threads
         modelled = predict(run.view, calibration, driver=run.form).seconds
         rows.append(row / run.profile.seconds)
         beyond.append((run.profile.seconds - modelled) / run.profile.seconds)
@@ -188,12 +242,19 @@ def _overheads(runs: Sequence[_Run], calibration: Calibration) -> Calibration:
 
 
 def _dataflow_seconds(host: _Host, calibration: Calibration, rounds: int, n: int, tile: int) -> dict[str, float]:
-    """Each dataflow runtime's own thread-seconds per tile-layer: its measured time beyond the model's
-    (classic at the smallest tile: many tile-layers, so their own time shows)."""
-    view = tile_view(build("classic", n, tile))
-    seconds = {runtime: min(host.run(n, tile, runtime)[0] for _ in range(rounds)) for runtime in DATAFLOW_RUNTIMES}
-    return {runtime: max((measured - predict(view, replace(calibration, dataflow={runtime: 0.0}), runtime).seconds)
-                         * calibration.threads / len(view.units), 0.0) for runtime, measured in seconds.items()}
+    """Each dataflow runtime's own thread-seconds per call: its measured time beyond the model's, over
+    both families at the smallest tile (many calls, so their own time shows)."""
+    found = {}
+    for runtime in DATAFLOW_RUNTIMES:
+        extra = calls = 0.0
+        for family in _families(n, tile):
+            view = tile_view(build(family[0], n, tile, **family[1]))
+            measured = min(host.run(n, tile, runtime, family=family)[0] for _ in range(rounds))
+            modelled = predict(view, replace(calibration, dataflow={runtime: 0.0}), runtime).seconds
+            extra += (measured - modelled) * calibration.threads
+            calls += view.call_start.sum()
+        found[runtime] = max(extra / calls, 0.0)
+    return found
 
 
 def _register_blocks(dtype: str) -> dict[str, float]:
@@ -234,30 +295,32 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
     threads = numba.get_num_threads()
     host = _Host(dtype, speed_probe(dtype, 5))
     in_cache = host.profiled(in_cache_n, tiles, repeats)
-    relaxation = {run.view.tile: _per_relaxation(run) for run in in_cache}
-    say(f"{dtype}: in cache (n = {in_cache_n}), G relaxations/s per thread by tile: " + ", ".join(
-        f"{tile}: DD {1e-9 / r['DD']:.1f} I {1e-9 / r['I']:.1f}" for tile, r in relaxation.items()))
+    relaxation, call = _rates_and_calls(in_cache)
+    say(f"{dtype}: in cache (n = {in_cache_n}), G relaxations/s per thread and us per call by tile: " + ", ".join(
+        f"{tile}: DD {1e-9 / r['DD']:.1f} I {1e-9 / r['I']:.1f} call {call[tile] * 1e6:.2f}"
+        for tile, r in relaxation.items()))
     itemsize = np.dtype(dtype).itemsize
+    calibration = Calibration(dtype, threads, relaxation, {}, in_cache_n * in_cache_n * itemsize,
+                              private_cache_bytes=private_cache_bytes(), register_blocks=_register_blocks(dtype),
+                              bandwidth=bandwidth, probe=host.reference, call=call)
     element_load, out_of_cache = {}, []
     for n in spilling_sizes(in_cache_n, out_of_cache_n, itemsize):
         # half the rounds at twice the in-cache size, one from four times on (those runs take seconds)
         runs = host.profiled(n, tiles, max(1, repeats * (2 * in_cache_n) ** 3 // (2 * n**3)))
-        element_load[n * n * itemsize] = {run.view.tile: _element_load(run, relaxation[run.view.tile]) for run in runs}
+        element_load[n * n * itemsize] = {tile: _element_load([run for run in runs if run.view.tile == tile],
+                                                              calibration) for tile in tiles}
         out_of_cache += runs
         say(f"{dtype}: n = {n}, ns per element loaded by tile: "
             + ", ".join(f"{tile}: {s * 1e9:.2f}" for tile, s in element_load[n * n * itemsize].items()))
     # the other driver form on many tile-layers, for the overheads (its tile-layers cost what they do in the others)
     other = "compiled" if driver_form(in_cache_n, min(tiles)) == "replayed" else "replayed"
-    runs = [*in_cache, *out_of_cache, *host.profiled(in_cache_n, [min(tiles)], repeats, other)]
-    calibration = Calibration(dtype, threads, relaxation, element_load, in_cache_n * in_cache_n * itemsize,
-                              private_cache_bytes=private_cache_bytes(), register_blocks=_register_blocks(dtype),
-                              bandwidth=bandwidth, probe=host.reference)
-    calibration = _overheads(runs, calibration)
+    runs = [*in_cache, *out_of_cache, *host.profiled(in_cache_n, [min(tiles)], repeats, other, both=False)]
+    calibration = _overheads(runs, replace(calibration, element_load=element_load))
     calibration = replace(calibration, dataflow=_dataflow_seconds(host, calibration, repeats, in_cache_n,
                                                                   min(tiles)))
     say(f"{dtype}: per stage " + ", ".join(f"{form} {s * 1e6:.1f} us" for form, s in calibration.stage.items())
-        + "; per tile-layer " + ", ".join(f"{form} driver {s * 1e9:.0f} ns" for form, s in calibration.driver.items())
-        + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per tile-layer "
+        + "; per call " + ", ".join(f"{form} driver {s * 1e9:.0f} ns" for form, s in calibration.driver.items())
+        + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per call "
         + ", ".join(f"{r} {s * 1e9:.0f} ns" for r, s in calibration.dataflow.items()))
     return calibration
 

@@ -1,4 +1,4 @@
-"""`polyfw calibrate`: measure on this machine the parts the exploration model is made of, in under a minute.
+"""`polyfw calibrate`: measure on this machine the parts the exploration model is made of, in about a minute a dtype.
 
 Per element type: each tile role's time per relaxation and a tile kernel's
 cost per call at every searched tile size, fitted to the profiles

@@ -49,7 +49,7 @@ from codegen.targets import find_target  # noqa: E402
 from polyfw.explore import Exploration, Space, Store, explore, label  # noqa: E402
 from polyfw.explore.model import Model  # noqa: E402
 from polyfw.explore.space import build_candidate  # noqa: E402
-from polyfw.graphs import as_dense, random_graph  # noqa: E402
+from polyfw.graphs import as_dense, exact_weights, random_graph  # noqa: E402
 from codegen.kernels import padded_stride  # noqa: E402
 from polyfw.machine.calibrate import calibrate, memory_bandwidth  # noqa: E402
 from polyfw.machine.calibrations import save, stored  # noqa: E402
@@ -117,7 +117,8 @@ def interleaved(found: Exploration, rounds: int, seed: int = 0) -> dict[str, lis
     after another it slows the ones that ran in the slow minutes."""
     records = found.measured
     n, dtype = records[0].n, records[0].dtype
-    matrix = as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), seed=0), dtype=dtype)  # the problem measured
+    # the problem explore measured (polyfw.explore.runners.Problem: weights exact in the dtype)
+    matrix = as_dense(random_graph(n, m=min(4 * n, n * (n - 1)), weights=exact_weights(n, dtype), seed=0), dtype=dtype)
     buffer = np.empty((n, padded_stride(n)), dtype=dtype)
     target = find_target("cpu")
     compiled = {r.key: generate(build_candidate(found.candidates[r.key], n), target="cpu", dtype=dtype,

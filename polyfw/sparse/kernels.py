@@ -205,8 +205,8 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
     """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one call:
     top-down while the queue's out-edges (scout) are few against the edges still unchecked / alpha,
     then bottom-up while the frontier grows or holds more than n / beta vertices (alpha <= 0: top-down
-    only). parent and level (`unvisited`, but at the source) and level (-1 but
-    at the source) are filled, parent's unvisited vertices NO_PARENT again at the end. Returns a row a level:
+    only). parent and level (as `unvisited` sets them, but at the source) are filled, parent's
+    unvisited vertices NO_PARENT again at the end. Returns a row a level:
     (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier)."""
     n = parent.shape[0]
     queue = np.empty(max(n, 1), dtype=indices.dtype)

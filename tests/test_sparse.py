@@ -142,12 +142,72 @@ def test_the_atomic_min_lowers_only_to_smaller_values():
 
     @njit
     def lower_all(bits, values):
-        return [_lower(bits, 0, value) for value in values]
+        return [_lower(bits, 0, value, 0) for value in values]
 
     dist = np.full(1, np.inf)
     assert lower_all(dist.view(np.int64), np.array([7.0, 9.0, 7.0, 3.0, -0.0, 0.0])) == [True, False, False, True,
                                                                                         True, False]
     assert dist[0] == 0.0
+
+
+def test_the_atomic_min_on_int32_distances_and_on_entries_with_parents():
+    """An entry with its parent is lowered by its distance alone: an equal distance from another vertex
+    leaves the parent that reached it first."""
+    from numba import njit
+
+    from polyfw.sparse.kernels import UNREACHED_INT32, UNREACHED_WITH_PARENT, _lower, parents_of_entries
+
+    @njit
+    def lower_all(bits, values, tails):
+        return [_lower(bits, 0, values[i], tails[i]) for i in range(values.shape[0])]
+
+    values = np.array([7, 9, 7, 3, 0, 0], dtype=np.int64)
+    tails = np.array([5, 6, 7, 8, 9, 10], dtype=np.uint64)
+    expected = [True, False, False, True, True, False]
+    dist = np.full(1, UNREACHED_INT32, dtype=np.int32)
+    assert lower_all(dist, values, tails) == expected and dist[0] == 0
+    entries = np.full(2, UNREACHED_WITH_PARENT, dtype=np.int64)
+    assert lower_all(entries, values, tails) == expected
+    assert entries[0] >> 32 == 0 and parents_of_entries(entries).tolist() == [9, -1]
+
+
+@pytest.mark.parametrize("weights, n, integral", [
+    ([1.0, 255.0, 0.0], 1000, True),
+    ([1.0, 2.5], 10, False),  # a fraction
+    ([-1.0, 2.0], 10, False),  # negative: Bellman-Ford's, and a sum could fall below any bound
+    ([1.0, 2**21], 1024, False),  # n x heaviest reaches the int32 'unreached'
+    ([1.0, 2**21 - 1], 1023, True),
+])
+def test_integer_weights_only_where_no_path_reaches_unreached(weights, n, integral):
+    from polyfw.sparse.csr import _from_arrays
+
+    m = len(weights)
+    csr = _from_arrays(n, np.arange(m), np.arange(1, m + 1), np.array(weights))
+    found = csr.integer_weights
+    assert (found is not None) == integral
+    if integral:
+        assert found.dtype == np.int32 and np.array_equal(found, csr.weights)
+
+
+@pytest.mark.parametrize("lightest, heaviest", [(1, 1000), (0, 1000), (1, 2**30)])
+def test_sssp_on_integer_weights_returns_floats_with_inf_and_a_tree(lightest, heaviest):
+    """Positive integer weights run on entries holding a distance and a parent (1..1000); a zero weight on
+    int32 distances, parents from the tight edges' BFS tree (0..1000); weights a path could sum past the
+    int32 sentinel on float64 distances (2**30). All three answer float64 distances, inf where
+    unreached, and valid parents, directed or not, equal to scipy's."""
+    rng = np.random.default_rng(heaviest % 97 + lightest)
+    n = 300
+    dense = rng.integers(lightest, heaviest, size=(n, n)).astype(np.float64)
+    dense[rng.random((n, n)) < 0.97] = np.inf
+    dense[:, :10] = dense[:10, :] = np.inf  # isolated: unreachable in either direction
+    for directed in (True, False):
+        csr = as_csr(dense, directed=directed)
+        assert (csr.integer_weights is not None) == (heaviest == 1000)
+        dist, parent = sssp(csr, 20)
+        assert dist.dtype == np.float64 and np.isinf(dist[:10]).all() and (parent[:10] == -1).all()
+        assert parent[20] == 20
+        assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=20))
+        validate_sssp(csr, 20, dist, parent)
 
 
 def _with_negative_edges(n: int, seed: int) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..graphs import Edges, GraphInputError
 from ..graphs.inputs import check_weights, edges_or_dense
+from .kernels import UNREACHED_INT32
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +62,16 @@ class CSRGraph:
     def mean_weight(self) -> float:
         """The mean weight (1 without edges), delta-stepping's default bucket width: read once a graph."""
         return float(self.weights.mean()) if self.m else 1.0
+
+    @cached_property
+    def integer_weights(self) -> np.ndarray | None:
+        """The weights as int32 when every one is a non-negative integer small enough that no path of
+        n - 1 edges, nor such a path and one edge more, reaches kernels.UNREACHED_INT32 (GAPBS's int32
+        distances: half a float64's bytes for every distance read and swapped), else None."""
+        if self.m == 0 or self.lightest < 0 or self.heaviest * self.n >= UNREACHED_INT32:
+            return None
+        as_int = self.weights.astype(np.int32)
+        return as_int if np.array_equal(as_int, self.weights) else None
 
     @property
     def out_degree(self) -> np.ndarray:

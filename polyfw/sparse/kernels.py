@@ -5,11 +5,18 @@ are prange, and shared writes go through the atomics of codegen.intrinsics."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from codegen.intrinsics import bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire
 
 NO_PARENT = -1
+#: an int32 distance's 'unreached' (delta-stepping on integer weights: GAPBS's int32 distances, half
+#: the bytes of a float64 a vertex)
+UNREACHED_INT32 = np.iinfo(np.int32).max
+#: an unreached vertex's entry in a search that keeps each vertex's parent beside its distance in one
+#: int64 (distance in the upper half, parent in the lower): UNREACHED_INT32, and parent NO_PARENT
+UNREACHED_WITH_PARENT = np.iinfo(np.int64).max
 
 
 #: vertices a worker gathers before it claims their places in a shared queue with one atomic add
@@ -399,16 +406,90 @@ def breadth_first_from_sources(indptr, indices, sources, step, unreached, dist, 
                         tail += 1
 
 
+# Delta-stepping's distances come in three forms, told apart by their dtype: float64, int32 (integer
+# weights), and int64 entries that hold an int32 distance in their upper half and the vertex it was
+# reached from in their lower half, swapped together, so that a search finds its parents as it goes.
+
+
+def compared_bits(dist):
+    """The array a compare-and-swap on `dist` works on: a float64's bits as int64, an integer array itself."""
+
+
+def entry_of(bits, value, u):
+    """What compared_bits holds for a distance `value` reached from u."""
+
+
+def distance_in(bits, entry, like):
+    """The distance that compared_bits' `entry` holds, of the type of `like`."""
+
+
+def distance(dist, v):
+    """Vertex v's distance."""
+
+
+def set_source(dist, source):
+    """The source at distance 0 (its own parent)."""
+
+
+def _packed(array) -> bool:
+    return array.dtype == types.int64
+
+
+@overload(compared_bits, inline="always")
+def _compared_bits(dist):
+    if isinstance(dist.dtype, types.Float):
+        return lambda dist: dist.view(np.int64)
+    return lambda dist: dist
+
+
+@overload(entry_of, inline="always")
+def _entry_of(bits, value, u):
+    if isinstance(value, types.Float):
+        return lambda bits, value, u: float_bits(value)
+    if _packed(bits):
+        return lambda bits, value, u: (np.int64(value) << 32) | np.int64(u)
+    return lambda bits, value, u: value
+
+
+@overload(distance_in, inline="always")
+def _distance_in(bits, entry, like):
+    if isinstance(like, types.Float):
+        return lambda bits, entry, like: bits_float(entry)
+    if _packed(bits):
+        return lambda bits, entry, like: entry >> 32
+    return lambda bits, entry, like: entry
+
+
+@overload(distance, inline="always")
+def _distance(dist, v):
+    if _packed(dist):
+        return lambda dist, v: dist[v] >> 32
+    return lambda dist, v: dist[v]
+
+
+@overload(set_source, inline="always")
+def _set_source(dist, source):
+    if _packed(dist):
+        def at_zero(dist, source):
+            dist[source] = source
+        return at_zero
+
+    def zero(dist, source):
+        dist[source] = 0
+    return zero
+
+
 @njit(cache=True, inline="always")
-def _lower(bits, v, value):
-    """dist[v] = min(dist[v], value) atomically, on the float's bits; True if this call lowered it.
+def _lower(bits, v, value, u):
+    """dist[v] = min(dist[v], value) atomically (reached from u), on compared_bits(dist); True if this call
+    lowered it.
     The comparison reads the value the compare-and-swap expects, not dist[v] again: two plain loads
     may be reordered, and a second read older than the first let a larger distance replace a
     smaller one (a lost update, 1 search in about 500 on R-MAT scale 16 under load)."""
-    wanted = float_bits(value)
+    wanted = entry_of(bits, value, u)
     while True:
         seen = load_acquire(bits, v)
-        if value >= bits_float(seen):
+        if value >= distance_in(bits, seen, value):
             return False
         if compare_and_swap(bits, v, seen, wanted):
             return True
@@ -449,14 +530,14 @@ def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued
     """u's out-edges relaxed (unless u has since dropped to an earlier bucket). A lowered vertex joins
     this bucket's queue (once a round: queued), a later bucket's slot (slot_of: the mark of the bucket
     it was last put in) or, beyond the slots, the far set. Returns how many vertices `mine` holds."""
-    du = dist[u]
+    du = distance(dist, u)
     if _bucket_of(du, delta) < bucket:
         return held
     window = slots.shape[0]
     for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
         v = np.uint64(indices[e])  # unsigned: no wrap-around checks (bottom_up_step)
         through = du + weights[e]
-        if _lower(bits, v, through):
+        if _lower(bits, v, through, u):
             b = _bucket_of(through, delta)
             if b <= bucket:
                 if queued[v] == 0 and compare_and_swap(queued, v, 0, 1):
@@ -556,7 +637,7 @@ def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chu
     for c in prange(chunks):
         for v in range(c * size, min(c * size + size, n)):
             if far[v]:
-                b = _bucket_of(dist[v], delta)
+                b = _bucket_of(distance(dist, v), delta)
                 if b <= after:
                     far[v] = 0
                 else:
@@ -568,7 +649,7 @@ def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chu
         held = 0
         for v in range(c * size, min(c * size + size, n)):
             if far[v]:
-                b = _bucket_of(dist[v], delta)
+                b = _bucket_of(distance(dist, v), delta)
                 if b == bucket:
                     far[v] = 0
                     if queued[v] == 0:
@@ -582,7 +663,8 @@ def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chu
 
 @njit(cache=True)
 def stepping(indptr, indices, weights, source, dist, delta, window, capacity, workers, rounds):
-    """Delta-stepping from `source` in one call (dist all inf). Buckets are taken in order; a bucket's
+    """Delta-stepping from `source` in one call (dist all unreached: inf; UNREACHED_INT32, or
+    UNREACHED_WITH_PARENT for entries with parents, over int32 weights no path reaches it with). Buckets are taken in order; a bucket's
     vertices relax their out-edges in parallel rounds until it empties. A later bucket's vertices wait
     in its slot, one of `window` slots used in turn (GAPBS's bins, shared): with weights below
     (window - 1) * delta every bucket fits them, and no pass over all vertices finds the next one.
@@ -593,7 +675,7 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
     parallel (0: on this thread), its cycles, the cycles since the round before (the bucket's
     search with them), and its frontier."""
     n = dist.shape[0]
-    bits = dist.view(np.int64)
+    bits = compared_bits(dist)
     queued = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
     slot_of = np.full(n, SLOT_MARKS, dtype=np.uint8)  # a byte a vertex, as queued; SLOT_MARKS: no slot yet
     far = np.zeros(n, dtype=np.int8)
@@ -604,7 +686,7 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
     queue_count = np.zeros(1, dtype=np.int64)
     fuse = rounds < 0
     log = np.zeros((64, 5), dtype=np.int64)
-    dist[source] = 0.0
+    set_source(dist, source)
     slots[0, 0], slot_counts[0] = source, 1
     bucket, taken = 0, 0
     started = cycles()
@@ -644,6 +726,25 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
             far_lowest[0] = left
         if bucket == np.iinfo(np.int64).max:
             return True, log[:taken]
+
+
+@njit(parallel=True, cache=True)
+def float_distances(dist, unreached):
+    """int32 distances (or entries with parents) as float64, unreached as inf (what every search returns)."""
+    found = np.empty(dist.shape[0])
+    for v in prange(dist.shape[0]):
+        d = distance(dist, v)
+        found[v] = np.inf if d == unreached else d
+    return found
+
+
+@njit(parallel=True, cache=True)
+def parents_of_entries(dist):
+    """The parents that entries with parents hold (NO_PARENT where unreached)."""
+    parent = np.empty(dist.shape[0], dtype=np.int64)
+    for v in prange(dist.shape[0]):
+        parent[v] = np.int64(np.int32(dist[v] & 0xFFFFFFFF))
+    return parent
 
 
 @njit(parallel=True, cache=True)

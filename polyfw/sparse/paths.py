@@ -12,8 +12,9 @@ from ..graphs.device_arrays import like_each
 from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
-from .kernels import (NO_PARENT, breadth_first, breadth_first_from_sources, dijkstra, dijkstra_from_sources,
-                      settled, stepping, tight_parents, tight_parents_pulled, unvisited)
+from .kernels import (NO_PARENT, UNREACHED_INT32, UNREACHED_WITH_PARENT, breadth_first,
+                      breadth_first_from_sources, dijkstra, dijkstra_from_sources, float_distances,
+                      parents_of_entries, settled, stepping, tight_parents, tight_parents_pulled, unvisited)
 from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials
 
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
@@ -126,8 +127,10 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     if method in ("dijkstra", "delta-stepping") and negative:
         raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
     if method in ("delta-stepping", "auto") and not negative:
-        dist = delta_stepping(csr, source, steps=steps)
-        return dist, _tight_tree(csr, source, dist)
+        found, _, log = _stepping(csr, source, parents=True)
+        _log_steps(log, steps)
+        dist = _as_float(found)
+        return dist, parents_of_entries(found) if found.dtype == np.int64 else _tight_tree(csr, source, dist)
     dist = np.full(csr.n, np.inf)
     parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
     if method == "bellman-ford" or negative:
@@ -150,26 +153,48 @@ def delta_stepping(csr: CSRGraph, source: int, delta: float | None = None, steps
     'parallel' or 'serial', the round's seconds, the seconds since the round before, the frontier)
     per round to: where a search's time goes."""
     dist, _, log = _stepping(csr, source, delta)
+    _log_steps(log, steps)
+    return _as_float(dist)
+
+
+def _log_steps(log: np.ndarray, steps: list | None) -> None:
     if steps is not None:
         rate = cycles_per_second()
         steps += [(int(bucket), "parallel" if parallel else "serial", round_cycles / rate, since / rate, int(frontier))
                   for bucket, parallel, round_cycles, since, frontier in log]
-    return dist
 
 
-def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: int | None = None
-              ) -> tuple[np.ndarray, bool, np.ndarray]:
+def _as_float(dist: np.ndarray) -> np.ndarray:
+    """A search's distances as every search returns them: float64, inf where unreached."""
+    return dist if dist.dtype == np.float64 else float_distances(dist, UNREACHED_INT32)
+
+
+def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: int | None = None,
+              parents: bool = False) -> tuple[np.ndarray, bool, np.ndarray]:
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
     frontier of parallel work. delta: default DELTA_OF_MEAN of the mean weight. With one
     bucket (delta = inf) this is seed 002's frontier Bellman-Ford, edge-parallel over the active
     vertices' edges, for any weights: (distances, False, log) if frontiers were still non-empty after
-    `rounds` rounds (a negative cycle), else (distances, True, log); kernels.stepping's log."""
+    `rounds` rounds (a negative cycle), else (distances, True, log); kernels.stepping's log. Without
+    `rounds`, on weights that csr.integer_weights holds, the distances are int32 (UNREACHED_INT32 where
+    unreached: _as_float turns them into what a search returns), as GAPBS keeps them: exact, and half the
+    bytes a vertex of float64's. With `parents` too, and every weight positive, they are int64 entries
+    that hold each vertex's parent beside its distance (kernels.parents_of_entries reads them): the
+    swap that lowers a distance records where it came from, and no pass over the edges finds parents
+    afterwards (with a zero weight, two vertices could each record the other)."""
     if delta is None:
         delta = max(csr.mean_weight * DELTA_OF_MEAN, 1e-300)
-    dist = np.full(csr.n, np.inf)
-    finished, log = stepping(csr.indptr, csr.indices, csr.weights, source, dist, float(delta), bucket_slots(csr, delta),
+    integral = csr.integer_weights if rounds is None else None
+    weights = csr.weights if integral is None else integral
+    if integral is None:
+        dist = np.full(csr.n, np.inf)
+    elif parents and csr.lightest > 0:
+        dist = np.full(csr.n, UNREACHED_WITH_PARENT, dtype=np.int64)
+    else:
+        dist = np.full(csr.n, UNREACHED_INT32, dtype=np.int32)
+    finished, log = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), bucket_slots(csr, delta),
                              max(csr.n, 1), 4 * numba.get_num_threads(), -1 if rounds is None else rounds)
     return dist, finished, log
 

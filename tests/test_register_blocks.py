@@ -191,6 +191,20 @@ def test_hot_loop_picks_the_innermost_loop_with_most_minima():
     assert stack_accesses(loop) == 1 and stack_accesses(loop, vectors=False) == 1
 
 
+def test_hot_loop_is_the_block_not_an_edge_row_unrolled_further():
+    """A one-row edge loop unrolled 4x has more min/max instructions than a 2 x 1 block's loop, but writes
+    one accumulator, the block two."""
+    edge = "".join(f"\tvpminsd\t%ymm0, %ymm{3 + u}, %ymm0\n" for u in range(4))
+    assembly = f""".LBB0_1:
+{edge}\tjne\t.LBB0_1
+.LBB0_2:
+\tvpminsd\t%ymm0, %ymm3, %ymm0
+\tvpminsd\t%ymm1, %ymm4, %ymm1
+\tjne\t.LBB0_2
+"""
+    assert hot_loop(assembly)[0] == ".LBB0_2:"
+
+
 def test_info_shows_the_cpu_and_the_blocks(empty_cache, monkeypatch, capsys):
     from polyfw.cli import main
 

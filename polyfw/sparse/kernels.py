@@ -664,10 +664,11 @@ def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chu
 @njit(cache=True)
 def stepping(indptr, indices, weights, source, dist, delta, window, capacity, workers, rounds):
     """Delta-stepping from `source` in one call (dist all unreached: inf; UNREACHED_INT32, or
-    UNREACHED_WITH_PARENT for entries with parents, over int32 weights no path reaches it with). Buckets are taken in order; a bucket's
-    vertices relax their out-edges in parallel rounds until it empties. A later bucket's vertices wait
-    in its slot, one of `window` slots used in turn (GAPBS's bins, shared): with weights below
-    (window - 1) * delta every bucket fits them, and no pass over all vertices finds the next one.
+    UNREACHED_WITH_PARENT for entries with parents, over int32 weights no path reaches it with).
+    Buckets are taken in order; a bucket's vertices relax their out-edges in parallel rounds until it
+    empties. A later bucket's vertices wait in its slot, one of `window` slots used in turn (GAPBS's
+    bins, shared): with weights below (window - 1) * delta every bucket fits them, and no pass over all
+    vertices finds the next one.
     Beyond them, or beyond a slot's `capacity` (n holds every vertex once; two workers lowering one
     vertex may both add it), vertices wait in a far set that a pass over all vertices collects from.
     Returns whether it finished within `rounds` rounds (rounds < 0: no bound, else no bucket fusion;

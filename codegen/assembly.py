@@ -25,16 +25,17 @@ _STACK = re.compile(r"\(%rsp[,)]|\[rsp\b")
 _VECTOR = re.compile(r"%?\b[xyz]mm\d+")
 
 
-def product_assembly(options: KernelOptions) -> str:
-    """x86 assembly of relax_product for these options, compiled afresh (Numba keeps no assembly
-    for code it loads from its cache) with the vectorizer settings the kernel module uses."""
+def kernel_assembly(options: KernelOptions, kernel: str = "relax_product") -> str:
+    """x86 assembly of one tile kernel for these options (relax_product, relax_layers, relax_rows or
+    micro_rows), compiled afresh (Numba keeps no assembly for code it loads from its cache) with the
+    vectorizer settings the kernel module uses."""
     module = ModuleType("polyfw_kernels_for_assembly")
     exec(compile(kernel_source(options, cache=False), module.__name__, "exec"), module.__dict__)
     signatures = kernel_signatures(options)
     for name in ("micro_rows", "relax_rows", "relax_layers", "relax_product"):
         with vectorizers(slp=name.startswith("micro_"), loop=not name.startswith("micro_")):
             getattr(module, name).compile(signatures[name])
-    return next(iter(module.relax_product.inspect_asm().values()))
+    return next(iter(getattr(module, kernel).inspect_asm().values()))
 
 
 def hot_loop(assembly: str) -> list[str]:
@@ -77,6 +78,6 @@ def stack_accesses(lines: list[str], vectors: bool = True) -> int:
 def spill_report(options: KernelOptions) -> tuple[int, int, int, int]:
     """(instructions, min/max instructions, vector spills, general-register stack accesses) of the
     product kernel's k loop."""
-    loop = hot_loop(product_assembly(options))
+    loop = hot_loop(kernel_assembly(options))
     return (len(loop), sum(bool(_MIN_MAX.match(line)) for line in loop), stack_accesses(loop),
             stack_accesses(loop, vectors=False))

@@ -124,6 +124,28 @@ def _ahead(fetch):
 prefetch_ahead, prefetch_ahead_l2 = _ahead(prefetch), _ahead(prefetch_l2)
 
 
+@cache
+def semiring_keep(plus: str):
+    """An intrinsic keep(x, y): x (+) y on two scalars of one type, in the IR the register block writes
+    (tiling.semirings.Operation.llvm), so that a vectorized nest-order update of a[i, j] stores its
+    minimum whole (Python's min on floats let x86 turn it into a masked store)."""
+    operation = OPERATIONS[plus]
+
+    @intrinsic
+    def keep(typingctx, x, y):
+        if x != y or not isinstance(x, (types.Float, types.Integer)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            kind = signature.args[0]
+            floating = isinstance(kind, types.Float)
+            return operation.llvm(builder, *args, floating, floating or kind.signed)
+
+        return x(x, y), codegen
+
+    return keep
+
+
 def vector_width(itemsize: int, isa: str | None = None) -> int:
     """Elements per vector register of `isa` (default: the target ISA)."""
     return ISAS[isa or target_isa()][0] // itemsize

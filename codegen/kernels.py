@@ -141,9 +141,8 @@ class KernelOptions:
         return semiring(self.semiring).narrow(self.dtype, expression)
 
     def relax(self, current: str, x: str, y: str) -> str:
-        """current (+) (x (x) y) as Python."""
-        ring = semiring(self.semiring)
-        return ring.keep(current, self.cast(ring.combine(x, y)))
+        """current (+) (x (x) y) as Python: (+) through the kernel module's `keep` (intrinsics.semiring_keep)."""
+        return f"keep({current}, {self.through(x, y)})"
 
     def through(self, x: str, y: str) -> str:
         return self.cast(semiring(self.semiring).combine(x, y))
@@ -171,9 +170,11 @@ $unroll times, C prefetched $near blocks ahead into L1 and $far into L2 ($isa)."
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from codegen.intrinsics import cycles, fetch_add, prefetch, prefetch_ahead, prefetch_ahead_l2, semiring_block
+from codegen.intrinsics import (cycles, fetch_add, prefetch, prefetch_ahead, prefetch_ahead_l2, semiring_block,
+                                semiring_keep)
 
 micro_product = semiring_block($rows, $vectors, "$plus", "$times", $unroll)
+keep = semiring_keep("$plus")
 
 
 @njit(cache=$cache, inline="always")

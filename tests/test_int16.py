@@ -48,7 +48,7 @@ def test_int16_is_declared_once_with_its_infinity_and_saturating_sums():
     # the Python kernels clamp to the type's range before the cast, as llvm.sadd.sat does in the vector IR
     assert MIN_PLUS.narrow("int16", "x + y") == "np.int16(min(max(x + y, -32768), 32767))"
     assert MIN_PLUS.narrow("int32", "x + y") == "np.int32(x + y)"
-    assert KernelOptions(dtype="int16").relax("c", "x", "y") == "min(c, np.int16(min(max(x + y, -32768), 32767)))"
+    assert KernelOptions(dtype="int16").relax("c", "x", "y") == "keep(c, np.int16(min(max(x + y, -32768), 32767)))"
     matrix = np.array([[0, INT16_INF], [-3, 0]], dtype=np.int16)
     assert missing_edges(matrix).tolist() == [[False, True], [False, False]]
     assert float64_distances(matrix).tolist() == [[0.0, np.inf], [-3.0, 0.0]]

@@ -9,7 +9,8 @@ for the semiring too. plus-times is defined only to be refused by name.
 
 An `Operation` says once how each kernel writes it: as Python (the Numba CPU and
 CUDA kernels, the reference nest), as a numpy ufunc (the python target, graph
-inputs) and as LLVM IR (the register-block intrinsic). A `Semiring` is two
+inputs) and as LLVM IR (the register-block intrinsic, and the CPU kernels' (+)
+through codegen.intrinsics.semiring_keep). A `Semiring` is two
 operations, its element types and, where its carrier is not the whole type
 (probabilities in [0, 1]), its own 'no path' and 'self' values. Adding one is a
 `register(Semiring(...))` line; nothing else lists semirings.
@@ -81,16 +82,23 @@ class Operation:
     def llvm(self, builder, x, y, floating: bool, signed: bool):
         """The LLVM IR of x (op) y on vectors or scalars of one element type (a SATURATING type's
         sum: llvm.sadd.sat, the clamp the Python kernels write as `Semiring.narrow`)."""
+        element = getattr(x.type, "element", x.type)  # of a vector, or the scalar type
+        shape = f"v{x.type.count}" if isinstance(x.type, ir.VectorType) else ""
         if self.keeps is not None:
             if floating:
-                chosen = builder.fcmp_ordered(self.keeps, x, y)
-            else:
-                chosen = (builder.icmp_signed if signed else builder.icmp_unsigned)(self.keeps, x, y)
+                # minnum/maxnum: one vminps/vmaxps (no NaN reaches a kernel). A select of a compare
+                # would do in registers, but x86 turns a select whose other operand was loaded from
+                # the address it is stored to into a masked store (vmaskmovps: 5x slower nest-order
+                # float32 kernels on Zen 1)
+                bits = 32 if isinstance(element, ir.FloatType) else 64
+                chosen = builder.module.declare_intrinsic(
+                    f"llvm.{'minnum' if self.keeps == '<' else 'maxnum'}.{shape}f{bits}", (),
+                    ir.FunctionType(x.type, [x.type, x.type]))
+                return builder.call(chosen, [x, y], fastmath=("nnan", "nsz"))
+            chosen = (builder.icmp_signed if signed else builder.icmp_unsigned)(self.keeps, x, y)
             return builder.select(chosen, x, y)
         if self.name == "add":
-            element = getattr(x.type, "element", x.type)  # of a vector, or the scalar type
             if not floating and signed and f"int{element.width}" in SATURATING:
-                shape = f"v{x.type.count}" if isinstance(x.type, ir.VectorType) else ""
                 adds = builder.module.declare_intrinsic(f"llvm.sadd.sat.{shape}i{element.width}", (),
                                                         ir.FunctionType(x.type, [x.type, x.type]))
                 return builder.call(adds, [x, y])

@@ -194,8 +194,9 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
         dist = np.full(csr.n, UNREACHED_WITH_PARENT, dtype=np.int64)
     else:
         dist = np.full(csr.n, UNREACHED_INT32, dtype=np.int32)
+    # one worker a thread: claims already balance a round (four a thread were 1.0-1.29x slower, scale 16-18)
     finished, log = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), bucket_slots(csr, delta),
-                             max(csr.n, 1), 4 * numba.get_num_threads(), -1 if rounds is None else rounds)
+                             max(csr.n, 1), numba.get_num_threads(), -1 if rounds is None else rounds)
     return dist, finished, log
 
 

@@ -1,0 +1,109 @@
+"""What parents cost a delta-stepping search: distances alone against distances with parents, on the
+graphs of benchmarks/gapbs.py, in interleaved rounds; optionally the same on other source trees (a
+before and after). Not a test.
+
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/sssp_forms.py [--scales 16 18] [--rounds 5]
+        [--trees . /path/to/other/checkout]
+
+Each round runs every tree once, in turn, in a process of its own (Python's imports cannot hold two
+trees); a process calls each form from every root, alternating forms root by root. The figure is the
+median over rounds of the median over roots; answers are checked equal between forms and trees.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+import numpy as np  # noqa: E402
+
+from codegen.register_blocks import cpu_description  # noqa: E402
+from gapbs import make_graph  # noqa: E402  (benchmarks/gapbs.py)
+from record import Table  # noqa: E402  (benchmarks/record.py)
+
+FORMS = ("distances", "with parents")
+
+
+def parse_arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[16, 18])
+    parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
+    parser.add_argument("--roots", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--trees", type=Path, nargs="+", default=[Path(__file__).resolve().parent.parent],
+                        help="source trees to time side by side (each needs this script's benchmarks/ beside it)")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # a graph's .npz, timed in this tree
+    return parser.parse_args()
+
+
+def child(graph: Path) -> dict:
+    """One round in this process's tree: seconds per form and root, and a digest of the answers."""
+    from polyfw.graphs import Edges
+    from polyfw.sparse import as_csr, sssp
+    from polyfw.sparse.paths import delta_stepping
+
+    saved = np.load(graph)
+    csr = as_csr(Edges(int(saved["n"]), saved["source"], saved["target"], saved["weight"]), directed=False)
+    roots = [int(root) for root in saved["roots"]]
+    calls = {"distances": lambda root: delta_stepping(csr, root), "with parents": lambda root: sssp(csr, root)[0]}
+    for call in calls.values():  # compiled (or read from the cache) before any timing
+        call(roots[0])
+    seconds: dict[str, list[float]] = {form: [] for form in FORMS}
+    digest = 0.0
+    for at, root in enumerate(roots):
+        for form in (FORMS if at % 2 == 0 else FORMS[::-1]):
+            started = time.perf_counter()
+            found = calls[form](root)
+            seconds[form].append(time.perf_counter() - started)
+            digest += float(found[np.isfinite(found)].sum())
+    return {"seconds": seconds, "digest": digest}
+
+
+def main(arguments: argparse.Namespace) -> None:
+    if arguments.child is not None:
+        print(json.dumps(child(arguments.child)))
+        return
+    print(f"CPU: {cpu_description()}, {os.environ.get('OMP_NUM_THREADS', os.cpu_count())} threads")
+    trees = [tree.resolve() for tree in arguments.trees]
+    table = Table("sssp_forms", "delta-stepping with and without parents, interleaved",
+                  ["graph", "tree", "distances ms", "with parents ms", "parents cost"],
+                  note=f"{arguments.roots} roots, {arguments.rounds} rounds, medians; trees: "
+                       + ", ".join(str(tree) for tree in trees))
+    with tempfile.TemporaryDirectory(prefix="polyfw-sssp-forms-") as work:
+        for scale in arguments.scales:
+            for kind in arguments.graphs:
+                edges = make_graph(kind, scale)
+                degree = np.bincount(np.concatenate([edges.source, edges.target]), minlength=edges.n)
+                roots = np.random.default_rng(2000 + scale).choice(np.flatnonzero(degree > 0), arguments.roots,
+                                                                   replace=False)
+                saved = Path(work) / f"{kind}{scale}.npz"
+                np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight,
+                         roots=roots)
+                rounds: dict[Path, list[dict]] = {tree: [] for tree in trees}
+                for _ in range(arguments.rounds):
+                    for tree in trees:
+                        done = subprocess.run(
+                            [sys.executable, str(tree / "benchmarks" / "sssp_forms.py"), "--child", str(saved)],
+                            check=True, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'benchmarks'}"})
+                        rounds[tree].append(json.loads(done.stdout))
+                digests = {found["digest"] for runs in rounds.values() for found in runs}
+                assert len(digests) == 1, f"{kind} {scale}: the trees' answers differ"
+                for tree in trees:
+                    ms = {form: 1e3 * median(median(found["seconds"][form]) for found in rounds[tree])
+                          for form in FORMS}
+                    table.add(f"{kind}, scale {scale}", tree.name, round(ms["distances"], 2),
+                              round(ms["with parents"], 2), f"{ms['with parents'] / ms['distances'] - 1:+.1%}")
+    table.record()
+
+
+if __name__ == "__main__":
+    sys.exit(main(parse_arguments()))

@@ -14,13 +14,52 @@ the relaxed model's benign race, which reads the old value here. An array
 whose writes are atomic minima merges by 'min' (the smallest stands, as
 on a GPU), and one whose every write is valid (a BFS parent: any frontier
 vertex) by 'any'.
+
+Within a block, a GPU interleaves its threads finely, where the simulator's Python threads each
+ran up to Python's 5 ms switch interval alone: a missing barrier between a shared array's writers
+and readers rarely showed, and the block's manager thread, which polls its threads while holding
+the interpreter, left every barrier waiting for a slice's end. `interleave_threads` switches
+threads every SIMULATED_SWITCH_SECONDS instead (4-5x faster simulated runs, measured on the
+suite's CUDA tests).
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
+from numba.cuda import types
+from numba.cuda.np.numpy_support import as_dtype
 from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+#: Python's switch interval while Numba's simulator is on (the interpreter's default: 5 ms)
+SIMULATED_SWITCH_SECONDS = 5e-5
+
+
+def interleave_threads() -> None:
+    """Simulated threads switch every SIMULATED_SWITCH_SECONDS, as a GPU's threads interleave.
+
+    The simulator names a shared array by the line that declares it, looks the name up and adds the
+    array when missing, unlocked (numba-cuda 0.30): two threads switched between the two steps got
+    an array each, and a block's threads stopped sharing it. So the lookup is made atomic first."""
+    if not getattr(FakeCUDAShared.array, "atomic", False):
+        unlocked, lock = FakeCUDAShared.array, threading.Lock()
+
+        def array(self, shape, dtype, alignment=None):
+            if shape == 0 or alignment is not None:  # dynamic shared memory, or the simulator's refusal
+                return unlocked(self, shape, dtype, alignment)
+            caller = sys._getframe(1)
+            name = (caller.f_code.co_filename, caller.f_lineno)  # the simulator's own key
+            with lock:
+                if name not in self._allocations:
+                    element = as_dtype(dtype) if isinstance(dtype, types.Type) else dtype
+                    self._allocations[name] = np.empty(shape, element)
+                return self._allocations[name]
+
+        array.atomic = True
+        FakeCUDAShared.array = array
+    sys.setswitchinterval(SIMULATED_SWITCH_SECONDS)
 
 
 class ConcurrentWriteError(RuntimeError):

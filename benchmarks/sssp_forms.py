@@ -1,13 +1,14 @@
 """What parents cost a delta-stepping search: distances alone against distances with parents, on the
 graphs of benchmarks/gapbs.py, in interleaved rounds; optionally the same on other source trees (a
-before and after). Not a test.
+before and after), or a BFS (levels and parents from one search) across trees. Not a test.
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/sssp_forms.py [--scales 16 18] [--rounds 5]
-        [--trees . /path/to/other/checkout]
+        [--search sssp|bfs] [--trees . /path/to/other/checkout]
 
 Each round runs every tree once, in turn, in a process of its own (Python's imports cannot hold two
 trees); a process calls each form from every root, alternating forms root by root. The figure is the
-median over rounds of the median over roots; answers are checked equal between forms and trees.
+median over rounds of the median over roots; answers are checked equal between forms (in the child)
+and trees (a digest of the distances or levels: BFS parents may differ between equally right runs).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from codegen.register_blocks import cpu_description  # noqa: E402
 from gapbs import make_graph  # noqa: E402  (benchmarks/gapbs.py)
 from record import Table  # noqa: E402  (benchmarks/record.py)
 
-FORMS = ("distances", "with parents")
+#: the forms timed of each search, the first one's answer the one compared
+FORMS = {"sssp": ("distances", "with parents"), "bfs": ("levels and parents",)}
 
 
 def parse_arguments() -> argparse.Namespace:
@@ -38,45 +40,53 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
     parser.add_argument("--roots", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--search", choices=sorted(FORMS), default="sssp")
     parser.add_argument("--trees", type=Path, nargs="+", default=[Path(__file__).resolve().parent.parent],
                         help="source trees to time side by side (each needs this script's benchmarks/ beside it)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # a graph's .npz, timed in this tree
     return parser.parse_args()
 
 
-def child(graph: Path) -> dict:
+def child(graph: Path, search: str) -> dict:
     """One round in this process's tree: seconds per form and root, and a digest of the answers."""
     from polyfw.graphs import Edges
-    from polyfw.sparse import as_csr, sssp
+    from polyfw.sparse import as_csr, bfs, sssp
     from polyfw.sparse.paths import delta_stepping
 
     saved = np.load(graph)
     csr = as_csr(Edges(int(saved["n"]), saved["source"], saved["target"], saved["weight"]), directed=False)
     roots = [int(root) for root in saved["roots"]]
-    calls = {"distances": lambda root: delta_stepping(csr, root), "with parents": lambda root: sssp(csr, root)[0]}
-    for call in calls.values():  # compiled (or read from the cache) before any timing
-        call(roots[0])
-    seconds: dict[str, list[float]] = {form: [] for form in FORMS}
+    calls = {"distances": lambda root: delta_stepping(csr, root), "with parents": lambda root: sssp(csr, root)[0],
+             "levels and parents": lambda root: bfs(csr, root)[0]}
+    forms = FORMS[search]
+    for form in forms:  # compiled (or read from the cache) before any timing
+        calls[form](roots[0])
+    seconds: dict[str, list[float]] = {form: [] for form in forms}
     digest = 0.0
     for at, root in enumerate(roots):
         found = {}
-        for form in (FORMS if at % 2 == 0 else FORMS[::-1]):
+        for form in (forms if at % 2 == 0 else forms[::-1]):
             started = time.perf_counter()
             found[form] = calls[form](root)
             seconds[form].append(time.perf_counter() - started)
-        assert np.array_equal(*found.values()), f"root {root}: the forms' distances differ"
-        digest += float(found["distances"][np.isfinite(found["distances"])].sum())
+        answers = list(found.values())
+        assert all(np.array_equal(answers[0], other) for other in answers[1:]), f"root {root}: the forms differ"
+        reached = answers[0][np.isfinite(answers[0])] if answers[0].dtype.kind == "f" else answers[0]
+        digest += float(reached.sum())
     return {"seconds": seconds, "digest": digest}
 
 
 def main(arguments: argparse.Namespace) -> None:
+    forms = FORMS[arguments.search]
     if arguments.child is not None:
-        print(json.dumps(child(arguments.child)))
+        print(json.dumps(child(arguments.child, arguments.search)))
         return
     print(f"CPU: {cpu_description()}, {os.environ.get('OMP_NUM_THREADS', os.cpu_count())} threads")
     trees = [tree.resolve() for tree in arguments.trees]
-    table = Table("sssp_forms", "delta-stepping with and without parents, interleaved",
-                  ["graph", "tree", "distances ms", "with parents ms", "parents cost"],
+    title = {"sssp": "delta-stepping with and without parents, interleaved",
+             "bfs": "BFS (levels and parents), interleaved"}[arguments.search]
+    table = Table("sssp_forms", title, ["graph", "tree", *(f"{form} ms" for form in forms)]
+                  + (["parents cost"] if len(forms) == 2 else []),
                   note=f"{arguments.roots} roots, {arguments.rounds} rounds, medians; trees: "
                        + ", ".join(str(tree) for tree in trees))
     with tempfile.TemporaryDirectory(prefix="polyfw-sssp-forms-") as work:
@@ -93,17 +103,17 @@ def main(arguments: argparse.Namespace) -> None:
                 for _ in range(arguments.rounds):
                     for tree in trees:
                         done = subprocess.run(
-                            [sys.executable, str(tree / "benchmarks" / "sssp_forms.py"), "--child", str(saved)],
+                            [sys.executable, str(tree / "benchmarks" / "sssp_forms.py"), "--child", str(saved),
+                             "--search", arguments.search],
                             check=True, capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'benchmarks'}"})
                         rounds[tree].append(json.loads(done.stdout))
                 digests = {found["digest"] for runs in rounds.values() for found in runs}
                 assert len(digests) == 1, f"{kind} {scale}: the trees' answers differ"
                 for tree in trees:
-                    ms = {form: 1e3 * median(median(found["seconds"][form]) for found in rounds[tree])
-                          for form in FORMS}
-                    table.add(f"{kind}, scale {scale}", tree.name, round(ms["distances"], 2),
-                              round(ms["with parents"], 2), f"{ms['with parents'] / ms['distances'] - 1:+.1%}")
+                    ms = [1e3 * median(median(found["seconds"][form]) for found in rounds[tree]) for form in forms]
+                    table.add(f"{kind}, scale {scale}", tree.name, *(round(value, 2) for value in ms),
+                              *([f"{ms[1] / ms[0] - 1:+.1%}"] if len(ms) == 2 else []))
     table.record()
 
 

@@ -192,6 +192,32 @@ def test_the_model_strategy_measures_its_top_then_refines(tmp_path):
     assert 2 < len(found.records) <= 4 and all(r.status == "measured" for r in found.records)
 
 
+def test_every_shipped_cpu_entry_has_rows_for_every_min_plus_dtype_each_proved_where_it_stands():
+    # a CPU's own rows, else the generic ones (polyfw.machine.tuning.tuned_rows); a row of a family
+    # with a parametric tree proved legal over every size it stands for, as write_winner proves a
+    # winner; one without (recursive) stands for the one size it was proved at, and is proved again
+    # before it runs there, as every schedule is (16 s cold at n = 4096: not here)
+    from polyfw.configuration import build_configuration, proved_sizes
+
+    table = read_table(shipped_path())
+    entries = {"generic": table["cpu"], **{key: entry.get("cpu", {}) for key, entry in table["by_cpu"].items()}}
+    checked = set()
+    for name, rows in entries.items():
+        for dtype in ("float32", "float64", "int32", "int16"):
+            assert rows.get(dtype) or table["cpu"].get(dtype), f"{name} has no {dtype} rows"
+        for dtype, dtype_rows in rows.items():
+            for up_to, family, params, (first, last) in dtype_rows:
+                try:
+                    build_configuration(family, dict(params), None)
+                except ValueError:  # no parametric tree
+                    assert first == last <= up_to, (name, dtype, family, params, first, last)
+                    continue
+                if (family, str(params), up_to) not in checked:
+                    checked.add((family, str(params), up_to))
+                    proved = proved_sizes(family, params, min(up_to, 4096))
+                    assert proved[0] <= first and last <= proved[1], (name, dtype, family, params, proved)
+
+
 def test_a_winner_goes_into_the_tuning_table_solve_reads(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
     assert read_table(tuning_path()) == {}

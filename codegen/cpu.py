@@ -32,7 +32,7 @@ from .dataflow import RUNTIMES, compile_dataflow
 from .proved_ast import ProvedAst, MarkState, isl_c_source, prepare, record_workers
 from .packed_kernels import WORD_BITS
 from .profile import cycles_per_second
-from .kernels import (PROFILE, PROFILE_SLOTS, ROLE_KERNELS, TABLE_COLUMNS, TILE_KERNEL_NUMBERS, KernelOptions,
+from .kernels import (PANELS, PROFILE, PROFILE_SLOTS, ROLE_KERNELS, TABLE_COLUMNS, TILE_KERNEL_NUMBERS, KernelOptions,
                       kernel_signatures, kernel_source, tile_kernel)
 from .llvm_options import vectorizers
 
@@ -87,8 +87,9 @@ class _Writer:
                 record_workers(self.regions, name, self._region_label(), set())
                 if not self.tile_level:
                     return ["# parallel band: its first loop is a prange"], []
-                run = (f"run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
-                       f"{self.proved.tile}, {self.proved.n}, profile)")
+                packed = marks.packed and self.options.has_panels
+                run = (f"panels = run_tasks({self.matrices}, status, calls, n_calls, tasks, n_tasks, "
+                       f"{self.proved.tile}, {self.proved.n}, profile, panels, {packed})")
                 return ["# parallel band: its iterations are tasks, run together", "n_calls = 0", "n_tasks = 0"], [run]
             if kind == "task":
                 prange[0] = False  # loops inside a task run in order
@@ -150,9 +151,11 @@ class _Writer:
             parallel="" if self.tile_level else "parallel=True, ",
             profile=", profile" if self.tile_level else "",
         )
-        tables = ["    # calls: (kernel, kb, ib, jb, layers) of one stage; tasks: index of each task's first call",
+        tables = ["    # calls: (kernel, kb, ib, jb, layers) of one stage; tasks: index of each task's first call;",
+                  "    # panels: the operands a packed stage copies (schedules.packing), kept for the next",
                   f"    calls = np.empty((64, {TABLE_COLUMNS}), dtype=np.int64)",
                   f"    tasks = np.empty((64, {TABLE_COLUMNS}), dtype=np.int64)",
+                  "    panels = np.empty(0, dtype=a.dtype)",
                   "    n_calls = 0", "    n_tasks = 0"] if self.tile_level else []
         parameters = [f"    {name} = {value}" for name, value in self.proved.parameters.items()]
         body = node_to_python(self.proved.ast, self.hooks(), indent=1)
@@ -243,10 +246,11 @@ class CompiledSchedule(Compiled):
         kernels = self._kernels
         by_number = kernels_by_number(kernels, self.options.predecessors)
 
-        def run_tasks(*values) -> None:
-            *matrices, status, calls, n_calls, tasks, n_tasks, tile, n, _ = values
+        def run_tasks(*values) -> np.ndarray:
+            *matrices, status, calls, n_calls, tasks, n_tasks, tile, n, _, panels, _ = values
             for kernel, bounds in _ordered(stage_calls(calls, n_calls, tasks, n_tasks, tile, n), order):
-                by_number[kernel](*matrices, *bounds, status)
+                by_number[kernel](*matrices, *bounds, status)  # in place: exact wherever panels are (their proof)
+            return panels
 
         globals_ = {**self._driver.py_func.__globals__, "run_tasks": run_tasks, "put": kernels.put.py_func,
                     "extend": kernels.extend.py_func}
@@ -258,9 +262,11 @@ TASK_ORDERS = ("reverse", "interleaved")
 
 def kernels_by_number(kernels, predecessors: bool) -> dict[int, Callable]:
     """A kernel module's tile kernels by their number in a call table (with predecessors one kernel runs
-    every tile-layer, as run_tasks' dispatch does)."""
-    return {number: getattr(kernels, "relax_layers_pred" if predecessors else name)
-            for name, number in TILE_KERNEL_NUMBERS.items() if not name.endswith("_pred")}
+    every tile-layer, as run_tasks' dispatch does); a product whose operands a replayed stage packed
+    runs in place, which its proof makes the same (schedules.packing)."""
+    by_number = {number: getattr(kernels, "relax_layers_pred" if predecessors else name)
+                 for name, number in TILE_KERNEL_NUMBERS.items() if not name.endswith("_pred")}
+    return by_number | {PANELS: by_number[TILE_KERNEL_NUMBERS["relax_product"]]}
 
 
 def stage_calls(calls: np.ndarray, n_calls: int, tasks: np.ndarray, n_tasks: int, tile: int,
@@ -381,9 +387,9 @@ class _ReplayedDriver:
                 if function is not self._kernels.run_tasks:  # a tile-layer the driver calls itself
                     program.append((function, recorded, _role(recorded[-7:-1])))
                     continue
-                matrices, status = recorded[:-8], recorded[-8]
+                *matrices, status, calls, n_calls, tasks, n_tasks, tile, n, _, _, _ = recorded
                 program += [(by_number[kernel], (*matrices, *bounds, status), _role(bounds))
-                            for task in stage_calls(*recorded[-7:-1]) for kernel, bounds in task]
+                            for task in stage_calls(calls, n_calls, tasks, n_tasks, tile, n) for kernel, bounds in task]
             self._in_order = program
         clock = time.perf_counter_ns
         spent = [0] * len(PROFILE_SLOTS)
@@ -405,7 +411,7 @@ class _ReplayedDriver:
         def recording(function: Callable) -> Callable:
             def record_and_call(*values):
                 program.append((function, tuple(self._as_recorded(value, arguments) for value in values)))
-                function(*values)
+                return function(*values)
             return record_and_call
 
         kernels = {name: recording(getattr(self._kernels, name)) for name in self._names}

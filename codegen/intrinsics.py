@@ -152,7 +152,7 @@ def vector_width(itemsize: int, isa: str | None = None) -> int:
 
 
 def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add", unroll: int = 1,
-                   isa: str | None = None, lanes: bool = False):
+                   isa: str | None = None, lanes: bool = False, panels: bool = False):
     """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
@@ -169,6 +169,9 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
     `lanes`: the matrix holds one graph per vector lane (codegen.batch: element
     (i, j) of lane l at column j * width + l), so a[i, k] is the vector at
     column k * width rather than a broadcast scalar; j0 is in elements.
+    `panels`: block(a, i0, j0, panels, a_at, b_at, depth) reads the operands from
+    micro-panels (schedules.packing) instead: the k-th step's A values are
+    panels[a_at + k*rows : ... + rows], its B row panels[b_at + k*columns : ... + columns].
     """
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
@@ -181,7 +184,13 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         width = vector_width(context.get_abi_sizeof(element), isa)
         vector = ir.VectorType(element, width)
         array = context.make_array(array_type)(context, builder, args[0])
-        i0, j0, k0, depth = args[1:]
+        if panels:
+            i0, j0, _, a_at, b_at, depth = args[1:]
+            k0 = _I64(0)
+            panel_base = builder.bitcast(context.make_array(signature.args[3])(context, builder, args[3]).data,
+                                         _I8_POINTER)
+        else:
+            i0, j0, k0, depth = args[1:]
         row_bytes = cgutils.unpack_tuple(builder, array.strides, 2)[0]
         item_bytes = _I64(context.get_abi_sizeof(element))
         base = builder.bitcast(array.data, _I8_POINTER)
@@ -190,8 +199,24 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
             offset = builder.add(builder.mul(row, row_bytes), builder.mul(column, item_bytes))
             return builder.bitcast(builder.gep(base, [offset]), pointee.as_pointer())
 
+        def panel_pointer(index, pointee):
+            return builder.bitcast(builder.gep(panel_base, [builder.mul(index, item_bytes)]), pointee.as_pointer())
+
         def load(where):
             return builder.load(where, align=item_bytes.constant)
+
+        def b_vector(k, v):
+            if panels:
+                return load(panel_pointer(builder.add(b_at, builder.add(builder.mul(k, _I64(vectors * width)),
+                                                                         _I64(v * width))), vector))
+            return load(pointer(k, builder.add(j0, _I64(v * width)), vector))
+
+        def a_value(k, m):
+            if panels:
+                return load(panel_pointer(builder.add(a_at, builder.add(builder.mul(k, _I64(rows)), _I64(m))), element))
+            if lanes:
+                return load(pointer(builder.add(i0, _I64(m)), builder.mul(k, _I64(width)), vector))
+            return load(pointer(builder.add(i0, _I64(m)), k, element))
 
         block_pointers = [[pointer(builder.add(i0, _I64(m)), builder.add(j0, _I64(v * width)), vector)
                            for v in range(vectors)] for m in range(rows)]
@@ -203,13 +228,11 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         lanes_from_first = ir.Constant(ir.VectorType(_I32, width), [0] * width)
 
         def step(k):
-            row_k = [load(pointer(k, builder.add(j0, _I64(v * width)), vector)) for v in range(vectors)]
+            row_k = [b_vector(k, v) for v in range(vectors)]
             for m in range(rows):
-                if lanes:
-                    broadcast = load(pointer(builder.add(i0, _I64(m)), builder.mul(k, _I64(width)), vector))
-                else:
-                    scalar = load(pointer(builder.add(i0, _I64(m)), k, element))
-                    broadcast = builder.shuffle_vector(builder.insert_element(undefined, scalar, _I32(0)),
+                broadcast = a_value(k, m)
+                if not lanes:
+                    broadcast = builder.shuffle_vector(builder.insert_element(undefined, broadcast, _I32(0)),
                                                        undefined, lanes_from_first)
                 for v in range(vectors):
                     current = builder.load(accumulators[m][v])
@@ -227,6 +250,13 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
             for v in range(vectors):
                 builder.store(builder.load(accumulators[m][v]), block_pointers[m][v], align=item_bytes.constant)
         return context.get_dummy_value()
+
+    if panels:
+        @intrinsic
+        def panel_block(typingctx, a, i0, j0, panels_, a_at, b_at, depth):
+            return types.void(a, i0, j0, panels_, a_at, b_at, depth), codegen
+
+        return panel_block
 
     @intrinsic
     def block(typingctx, a, i0, j0, k0, depth):

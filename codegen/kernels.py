@@ -31,6 +31,7 @@ type by the semiring's `narrow` (int32: cast; int16: saturated at its INF first)
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,8 @@ ROLE_KERNELS = {"I": "relax_closure", "SD_row": "relax_product", "SD_col": "rela
 #: tile kernel -> its number in a task list's (kernel, ...) rows (with predecessors every number runs
 #: relax_layers_pred); the CPU driver, the dataflow runtime and the MPI batches all read it from here
 TILE_KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_closure": 2, "relax_layers_pred": 0}
+#: a product call's number once run_tasks has packed its operands (schedules.packing); only run_tasks sees it
+PANELS = 3
 #: columns of a driver's task tables: a call's (kernel, kb, ib, jb, layers), a task's first call and zeros
 TABLE_COLUMNS = 5
 #: side of the sub-blocks relax_closure closes a pivot block by: its nest-order part is 1/(tile/side)^2
@@ -133,6 +136,12 @@ class KernelOptions:
                              f"{target_isa()} has {vector_registers()}")
 
     @property
+    def has_panels(self) -> bool:
+        """Whether the module packs a PACK_MARK stage's operands (register-block products: not with
+        predecessors, which run the nest's order, nor on bit-packed rows)."""
+        return not (self.predecessors or self.packed_words)
+
+    @property
     def vectors(self) -> int:
         """Vector registers per register-block row."""
         return self.register_block[1] // vector_width(np.dtype(self.dtype).itemsize)
@@ -174,6 +183,7 @@ from codegen.intrinsics import (cycles, fetch_add, prefetch, prefetch_ahead, pre
                                 semiring_keep)
 
 micro_product = semiring_block($rows, $vectors, "$plus", "$times", $unroll)
+panel_product = semiring_block($rows, $vectors, "$plus", "$times", $unroll, panels=True)
 keep = semiring_keep("$plus")
 
 
@@ -262,7 +272,15 @@ def holds_no_path(a, i0, i1, j0, j1):
 
 @njit(cache=$cache)
 def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
-    """A DD or SD tile-layer, or the layers a task runs as one product (schedules.layer_products).
+    """A DD or SD tile-layer, or the layers a task runs as one product (schedules.layer_products),
+    reading its operands in place."""
+    relax_panels(a, a[0, :0], 0, 0, 0, k0_, k1_, i0_, i1_, j0_, j1_, status)
+
+
+@njit(cache=$cache)
+def relax_panels(a, panels, a_at, b_at, stride, k0_, k1_, i0_, i1_, j0_, j1_, status):
+    """The product, its full register blocks reading A and B from the micro-panels pack_operands wrote at
+    a_at and b_at (stride > 0: the panels' depth), or in place (stride 0).
 
     The k range is looked at $span layers at a time: a span one of whose operand blocks
     holds no path at all is skipped, since its product would only offer no path (see
@@ -274,27 +292,31 @@ def relax_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
         s1 = min(s0 + $span, k1_)
         if holds_no_path(a, i0_, i1_, s0, s1) or holds_no_path(a, s0, s1, j0_, j1_):
             for d0 in range(first, s0, $depth):
-                block_product(a, d0, min(d0 + $depth, s0), i0_, i1_, j0_, j1_, status)
+                block_product(a, panels, a_at, b_at, stride, k0_, d0, min(d0 + $depth, s0), i0_, i1_, j0_, j1_,
+                              status)
             first = s1
     for d0 in range(first, k1_, $depth):
-        block_product(a, d0, min(d0 + $depth, k1_), i0_, i1_, j0_, j1_, status)
+        block_product(a, panels, a_at, b_at, stride, k0_, d0, min(d0 + $depth, k1_), i0_, i1_, j0_, j1_, status)
 
 
 @njit(cache=$cache)
-def block_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
+def block_product(a, panels, a_at_, b_at_, stride_, origin, k0_, k1_, i0_, i1_, j0_, j1_, status):
     """The product itself: full register blocks, narrower blocks on the edges.
 
     Rows left below the last full block run as one-row blocks, whole vectors left
     right of the last full strip as a block of fewer vectors, and the last
-    columns short of a vector through the nest's order.
+    columns short of a vector through the nest's order. With panels (stride > 0) the full
+    blocks read them from layer k0 - origin on; the edges read in place.
     """
     k0, i0, i1, j0, j1 = np.uint64(k0_), np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
     depth = np.uint64(k1_) - k0
     rows, columns, width = np.uint64($rows), np.uint64($columns), np.uint64($width)
+    stride, below = np.uint64(stride_), np.uint64(k0_ - origin)
+    a_at, b_at = np.uint64(a_at_) + below * rows, np.uint64(b_at_) + below * columns
     i_full = i0 + (i1 - i0) // rows * rows
     j_full = j0 + (j1 - j0) // columns * columns
     # column strips outer: B's strip (depth x columns) stays in L1 while the register blocks
-    # go down it; C's lines are prefetched (codegen.intrinsics.prefetch_ahead), and the next
+    # go down it; C's lines are prefetched (codegen.intrinsics.prefetch_ahead), and, in place, the next
     # strip's B rows a share per block
     line, near, far = np.uint64($line), np.uint64($near), np.uint64($far)
     blocks = max((i_full - i0) // rows, np.uint64(1))
@@ -304,6 +326,9 @@ def block_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
         for i in range(i0, i_full, rows):
             prefetch_ahead(a, i, j, i0, i_full, j_full, rows, columns, near, line)
             prefetch_ahead_l2(a, i, j, i0, i_full, j_full, rows, columns, far, line)
+            if stride > 0:
+                panel_product(a, i, j, panels, a_at + (i - i0) * stride, b_at + (j - j0) * stride, depth)
+                continue
             if j + columns < j_full:
                 for k in range(b_row, min(b_row + b_ahead, k0 + depth)):
                     for q in range(np.uint64(0), columns, line):
@@ -320,6 +345,77 @@ def block_product(a, k0_, k1_, i0_, i1_, j0_, j1_, status):
             edge_block(a, i, j_full, k0, depth, np.uint64(1), (j_vectors - j_full) // width)
     if j_vectors < j1:
         relax_layers(a, k0_, k1_, i0_, i1_, j_vectors, j1_, status)
+
+
+@njit(cache=$cache)
+def pack_rows(a, panels, at_, stride_, k0_, k1_, i0_, i1_):
+    """A's rows i0.. in micro-panels of $rows (the full register blocks' rows), k-major: row i0 + r at layer k
+    goes to panels[at + (i - i0) * stride + (k - k0) * $rows + r]."""
+    at, stride, k0, k1, i0, i1 = np.uint64(at_), np.uint64(stride_), np.uint64(k0_), np.uint64(k1_), np.uint64(i0_), \
+        np.uint64(i1_)
+    rows = np.uint64($rows)
+    for i in range(i0, i0 + (i1 - i0) // rows * rows, rows):
+        base = at + (i - i0) * stride - k0 * rows
+        for k in range(k0, k1):
+            $pack_rows
+
+@njit(cache=$cache)
+def pack_columns(a, panels, at_, stride_, k0_, k1_, j0_, j1_):
+    """B's columns j0.. in micro-panels of $columns (the full register blocks' columns): column j0 + c at
+    layer k goes to panels[at + (j - j0) * stride + (k - k0) * $columns + c]."""
+    at, stride, k0, k1, j0, j1 = np.uint64(at_), np.uint64(stride_), np.uint64(k0_), np.uint64(k1_), np.uint64(j0_), \
+        np.uint64(j1_)
+    columns = np.uint64($columns)
+    for j in range(j0, j0 + (j1 - j0) // columns * columns, columns):
+        base = at + (j - j0) * stride - k0 * columns
+        for k in range(k0, k1):
+            for c in range(columns):
+                panels[base + k * columns + c] = a[k, j + c]
+
+
+@njit(parallel=True, cache=$cache)
+def pack_operands(a, calls, n_calls, tile, n, panels):
+    """Copy the operand blocks of a packed stage's products (schedules.packing) into micro-panels, in
+    parallel; mark each product call that reads them PANELS. Returns the panels (grown when too small)
+    and their depth.
+
+    Block row ib's A operand has slot ib, block column jb's B operand slot q + jb; a slot takes the
+    first product's layers. A product whose operands another layer range took reads in place (the proof
+    makes both exact), as do all of them when the stage's products are few.
+    """
+    q = (n + tile - 1) // tile
+    stride = 0
+    for c in range(n_calls):
+        if calls[c, 0] == PANELS:  # a replayed stage's table, marked by its first run
+            calls[c, 0] = PRODUCT
+        if calls[c, 0] == PRODUCT:
+            stride = max(stride, min(tile * calls[c, 4], n - tile * calls[c, 1]))
+    first_layer = np.full(2 * q, -1, dtype=np.int64)
+    layers = np.zeros(2 * q, dtype=np.int64)
+    readers = np.zeros(2 * q, dtype=np.int64)
+    for c in range(n_calls):
+        if calls[c, 0] != PRODUCT:
+            continue
+        kb, ib, jb, count = calls[c, 1], calls[c, 2], calls[c, 3], calls[c, 4]
+        for slot in (ib, q + jb):
+            if first_layer[slot] < 0:
+                first_layer[slot], layers[slot] = kb, count
+        if (first_layer[ib] == kb) & (layers[ib] == count) & (first_layer[q + jb] == kb) & (layers[q + jb] == count):
+            calls[c, 0] = PANELS
+            readers[ib] += 1
+            readers[q + jb] += 1
+    if panels.shape[0] < 2 * q * tile * stride:
+        panels = np.empty(2 * q * tile * stride, dtype=a.dtype)
+    for slot in prange(2 * q):
+        if readers[slot] > 0:
+            k0 = tile * first_layer[slot]
+            k1 = min(k0 + tile * layers[slot], n)
+            block = slot if slot < q else slot - q
+            if slot < q:
+                pack_rows(a, panels, slot * tile * stride, stride, k0, k1, tile * block, min(tile * block + tile, n))
+            else:
+                pack_columns(a, panels, slot * tile * stride, stride, k0, k1, tile * block, min(tile * block + tile, n))
+    return panels, stride
 '''
 _CLOSURE = '''
 
@@ -372,8 +468,8 @@ def relax_layers_pred(a, pred, k0_, k1_, i0_, i1_, j0_, j1_, status):
 _TASKS = '''
 
 # relax_product's and relax_closure's numbers in a task list (TILE_KERNEL_NUMBERS in polyfw's
-# codegen.kernels); others run relax_layers
-PRODUCT, CLOSURE = $product, $closure
+# codegen.kernels); others run relax_layers; PANELS: a product reading its packed operands
+PRODUCT, CLOSURE, PANELS = $product, $closure, $panels
 
 
 @njit(cache=$cache)
@@ -419,8 +515,9 @@ def tile_role(kb, ib, jb):
 
 
 @njit(parallel=True, cache=$cache)
-def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profile):
-    """One stage: its tasks in parallel, the tile-layers of each in order.
+def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profile, panels, packed):
+    """One stage: its tasks in parallel, the tile-layers of each in order; returns `panels`, grown when the
+    stage packed more than they held.
 
     calls[c] = (kernel, kb, ib, jb, layers): layers kb .. kb + layers - 1 of block (ib, jb), as one
     call (more than one: a layer product, schedules.layer_products); tasks[t, 0] = index of task t's first call.
@@ -431,10 +528,12 @@ def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profil
     cost (a tile-layer of a sparse graph's empty block is skipped at once), and
     a fixed split left one thread waiting for the other up to a fifth of a run.
     profile[thread, role] gains the cycles of each tile-layer, profile[0, $stage_slot]
-    the stage's (a few cycles a tile-layer: it is always on).
+    the stage's (a few cycles a tile-layer: it is always on). packed: the stage is under a
+    PACK_MARK (schedules.packing), and its products may read their operands from micro-panels.
     """
     stage_started = cycles()
-    starts = np.empty(n_tasks + 1, dtype=np.int64)
+    q, stride = (n + tile - 1) // tile, 0
+$pack    starts = np.empty(n_tasks + 1, dtype=np.int64)
     busy = 0
     for t in range(n_tasks):
         if (tasks[t + 1, 0] if t + 1 < n_tasks else n_calls) > tasks[t, 0]:
@@ -456,7 +555,16 @@ def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profil
                 profile[thread, tile_role(calls[c, 1], calls[c, 2], calls[c, 3])] += cycles() - started
             t = fetch_add(next_task, 0, 1)
     profile[0, $stage_slot] += cycles() - stage_started
+    return panels
 '''
+#: run_tasks' packing, in a kernel module with micro-panels (the products reading them: _PANEL_CALL)
+_PACK = """    if packed:
+        panels, stride = pack_operands(a, calls, n_calls, tile, n, panels)
+"""
+_PANEL_CALL = """if calls[c, 0] == PANELS:
+    relax_panels(a, panels, calls[c, 2] * tile * stride, (q + calls[c, 3]) * tile * stride, stride, $bounds, status)
+else:
+"""
 
 #: a task list's call of its tile kernel, numbered $kernel, on bounds $bounds (k0, k1, i0, i1, j0, j1),
 #: by predecessor mode: one declaration, rendered into run_tasks, the dataflow runtime and the MPI batches
@@ -526,10 +634,14 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     keeps its machine code on disk (codegen.assembly compiles afresh, to read the assembly)."""
     rows, columns = options.register_block
     ring = semiring(options.semiring)
-    dispatch = dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1")
+    bounds = "k0, k1, i0, i1, j0, j1"
+    dispatch = dispatch_source(options.predecessors, "calls[c, 0]", bounds)
+    panels = options.has_panels
+    if panels:
+        dispatch = fill(_PANEL_CALL, bounds=bounds) + textwrap.indent(dispatch, "    ")
     tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache, columns=TABLE_COLUMNS,
                  product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
-                 stage_slot=PROFILE_SLOTS.index("stages"))
+                 panels=PANELS, stage_slot=PROFILE_SLOTS.index("stages"), pack=_PACK if panels else "")
     if options.packed_words:
         return packed_kernel_source(options.packed_words, tasks, cache)
     source = fill(_HEAD, dtype=options.dtype, rows=rows, columns=columns, vectors=options.vectors, isa=target_isa(),
@@ -551,7 +663,9 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     return source + fill(_PRODUCT, rows=rows, columns=columns, line=line, vectors=options.vectors, near=near, far=far,
                          span=SKIP_SPAN, depth=max(SKIP_SPAN, PRODUCT_STRIP_BYTES // (columns * itemsize)),
                          width=columns // options.vectors, cache=cache, no_path=ring.no_path(options.dtype),
-                         found=ring.better("a[i, j]", literal(ring.no_path(options.dtype)))) \
+                         found=ring.better("a[i, j]", literal(ring.no_path(options.dtype))),
+                         pack_rows="\n".join(f"panels[base + k * rows + np.uint64({r})] = a[i + np.uint64({r}), k]"
+                                              for r in range(rows))) \
         + fill(_CLOSURE, side=CLOSURE_BLOCK, cache=cache)
 
 
@@ -571,7 +685,8 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     table = "int64[:, ::1], int64"
     record = {"put": f"int64[:, ::1](int64[:, ::1], {', '.join(['int64'] * (1 + TABLE_COLUMNS))})",
               "extend": f"Tuple((int64[:, ::1], int64))(int64[:, ::1], {', '.join(['int64'] * 6)})"}
-    tasks = f"void({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE})"
+    panels = f"{options.matrix_dtype}[::1]"
+    tasks = f"{panels}({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE}, {panels}, boolean)"
     if options.packed_words:
         words = ", ".join(["uint64"] * 5)
         tables = "uint64[:, :, ::1]"
@@ -584,10 +699,16 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
     if options.predecessors:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"
         return {**record, "relax_layers_pred": pred,
-                "run_tasks": f"void({matrix}, int32[:, ::1], int64[::1], {table}, {table}, int64, int64, {PROFILE})"}
+                "run_tasks": f"{panels}({matrix}, int32[:, ::1], int64[::1], {table}, {table}, int64, int64, {PROFILE}, "
+                             f"{panels}, boolean)"}
     u = ", ".join(["uint64"] * 4)
+    at = ", ".join(["int64"] * 3)  # a panel call's a_at, b_at and stride
     return {**record, "micro_rows": f"void({matrix}, {u})",
             "relax_rows": f"void({matrix}, {u}, uint64, int64[::1])",
             "relax_layers": layers, "holds_no_path": f"boolean({matrix}, {', '.join(['int64'] * 4)})",
-            "block_product": layers, "relax_product": layers, "relax_closure": layers,
-            "run_tasks": f"void({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE})"}
+            "block_product": f"void({matrix}, {panels}, {at}, int64, {bounds}, int64[::1])",
+            "relax_panels": f"void({matrix}, {panels}, {at}, {bounds}, int64[::1])",
+            "relax_product": layers, "relax_closure": layers,
+            "pack_rows": f"void({matrix}, {panels}, {bounds})", "pack_columns": f"void({matrix}, {panels}, {bounds})",
+            "pack_operands": f"Tuple(({panels}, int64))({matrix}, {table}, int64, int64, {panels})",
+            "run_tasks": tasks}

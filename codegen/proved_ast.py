@@ -18,7 +18,7 @@ from schedules.emitted import UnsafeCodeError, Workers, check_emitted
 from schedules.proofs import UNSAFE, proof_path, prove
 from schedules.schedule import Schedule
 from schedules.stages import STAGE_MARK, STREAMS_MARK, TASK_MARK, compact_loops, mark_stages, stream_number
-from schedules.tree import PRODUCT_MARK
+from schedules.tree import PACK_MARK, PRODUCT_MARK
 from tiling.isl_ast import Hooks, build_ast, node_to_python
 
 PARALLEL_MARK = "parallel"
@@ -91,10 +91,13 @@ class MarkState:
         self.in_task = False
         #: below a PRODUCT_MARK: the task's layers of one block may join into one product
         self.in_product = False
+        #: below a PACK_MARK: a stage here may read its products' operands from panels packed as it starts
+        self.packed = False
 
     def enter(self, name: str) -> str:
         """Take in a mark; say what it is: 'region', 'task', 'stage', 'streams' (a set of streams, one of them, or its
-        region), 'product' (a band of layers a task may run as one product) or 'role'."""
+        region), 'product' (a band of layers a task may run as one product), 'packed' (stages whose operands may
+        be packed) or 'role'."""
         if is_parallel_mark(name):
             self.region, self.in_task = name, False
             return "region"
@@ -108,6 +111,9 @@ class MarkState:
         if name == PRODUCT_MARK:
             self.in_product = True
             return "product"
+        if name == PACK_MARK:
+            self.packed = True
+            return "packed"
         self.role = name
         return "role"
 
@@ -116,6 +122,8 @@ class MarkState:
             self.region, self.in_task = None, False
         if name == PRODUCT_MARK:
             self.in_product = False
+        if name == PACK_MARK:
+            self.packed = False
 
     @property
     def before_task(self) -> bool:

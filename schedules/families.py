@@ -48,14 +48,17 @@ CLASSIC_STAGES = {
 CLASSIC_ORDER = ("I", "SD", "DD")
 
 
-def classic_spec(stages: Sequence[str] = CLASSIC_ORDER, overlap: bool = False) -> Node:
-    """Classic blocked FW (κ = 1): per block layer, the pivot, then its row and column, then the rest."""
+def classic_spec(stages: Sequence[str] = CLASSIC_ORDER, overlap: bool = False, panels: bool = False) -> Node:
+    """Classic blocked FW (κ = 1): per block layer, the pivot, then its row and column, then the rest.
+    panels: the DD stage's operand blocks are copied into micro-panels as it starts (tree.PACK_MARK)."""
     order = _permutation(stages, CLASSIC_ORDER, "classic stages")
     if overlap:
         if order != CLASSIC_ORDER:
             raise ValueError(f"classic with overlap runs its stages in the order I, SD, DD; got {', '.join(order)}")
+        if panels:
+            raise ValueError("classic with overlap runs on a GPU's streams, which do not pack: use overlap or panels")
         return _overlap_spec()
-    children = tuple(stage(f"classic.{name}", *CLASSIC_STAGES[name]) for name in order)
+    children = tuple(stage(f"classic.{name}", *CLASSIC_STAGES[name], packed=panels and name == "DD") for name in order)
     return Band(("kb",), False, Sequence_(children))
 
 
@@ -94,7 +97,7 @@ def _group_conditions(kappa: int) -> dict[str, str]:
 def generalized_spec(kappa: int, variant: str = "seed",
                      step_order: Sequence[str] = ("LeadBlock", "LeadRowCol"),
                      part_order: Sequence[str] = ("forward", "reverse", "rest"),
-                     reverse: str = "descending", products: bool = True) -> Node:
+                     reverse: str = "descending", products: bool = True, panels: bool = False) -> Node:
     """Seed 000's generalized blocked FW: groups of κ block layers, blocks kept over several layers.
 
     Per group K: a forward loop over l (LeadBlock(K,l), then LeadRowCol(K,l)),
@@ -106,7 +109,8 @@ def generalized_spec(kappa: int, variant: str = "seed",
     reverse='ascending' runs the reverse loop from l = 0 up (also legal).
     step_order and part_order reorder the steps for exploration; the
     checker says which orders are legal. products: the layers a reverse or
-    Rest task holds on one block run as one product (tree.PRODUCT_MARK).
+    Rest task holds on one block run as one product (tree.PRODUCT_MARK). panels: Rest(K)'s operand
+    blocks are copied into micro-panels as it starts (tree.PACK_MARK).
     """
     if reverse not in REVERSE_DIRECTIONS:
         raise ValueError(f"reverse must be one of {', '.join(REVERSE_DIRECTIONS)}, got {reverse!r}")
@@ -135,7 +139,7 @@ def generalized_spec(kappa: int, variant: str = "seed",
         "forward": Filter(forward, Band((forward_step,), False, Sequence_(tuple(step_stages[s] for s in steps)))),
         "reverse": Filter(backward, Band((reverse_time,), False, tasks("generalized.LeadRowColReverse", ("DD",),
                                                                                 as_product=products))),
-        "rest": stage("generalized.Rest", rest, ("DD",), as_product=products),
+        "rest": stage("generalized.Rest", rest, ("DD",), packed=panels, as_product=products),
     }
     order = _permutation(part_order, ("forward", "reverse", "rest"), "generalized part order")
     if variant == "fused":
@@ -245,10 +249,22 @@ def _products_record(values: dict) -> dict:
     return {} if values["products"] else {"products": False}
 
 
+def _panels_parameter(stage: str) -> Parameter:
+    # not searched unless asked for (--axis panels=true,false): only the CPU's barrier runtime packs
+    return Parameter("panels", "bool", False, f"{stage}'s operand blocks copied once into contiguous micro-panels "
+                     "as it starts, on the CPU's barrier runtime (schedules.packing proves the copy exact)",
+                     searched_on=())
+
+
+def _panels_record(values: dict) -> dict:
+    return {"panels": True} if values["panels"] else {}
+
+
 def _generalized_record(values: dict, given: dict) -> dict:
     orders = {k: "-".join(values[k]) for k in given if k in ("step_order", "part_order")}  # as given
     reverse = {} if values["reverse"] == "descending" else {"reverse": values["reverse"]}
-    return {"kappa": values["kappa"], "variant": values["variant"], **orders, **reverse, **_products_record(values)}
+    return {"kappa": values["kappa"], "variant": values["variant"], **orders, **reverse, **_products_record(values),
+            **_panels_record(values)}
 
 
 register(Family("naive", "the loop nest as written: layer k, its rows in parallel; n stages", (), lambda blocks: naive_spec(),
@@ -257,13 +273,14 @@ register(Family("classic", "blocked FW (κ = 1): per block layer the pivot, then
                 (TILE, _order_parameter("stages", ("I", "SD", "DD"), "the order of a block layer's stages (only "
                                         "I-SD-DD is legal; the others are for the checker)"),
                  Parameter("overlap", "bool", False, "the next layer's pivot and panels beside this layer's products "
-                           "(look-ahead; on a GPU, a second stream)", searched_on=("cuda", "cudasim"))),
-                lambda blocks, stages, overlap: classic_spec(stages, overlap),
+                           "(look-ahead; on a GPU, a second stream)", searched_on=("cuda", "cudasim")),
+                 _panels_parameter("the DD stage")),
+                lambda blocks, stages, overlap, panels: classic_spec(stages, overlap, panels),
                 lambda values, given: ({} if values["stages"] == ("I", "SD", "DD") else
                                        {"stages": "-".join(values["stages"])})
-                | ({"overlap": True} if values["overlap"] else {}),
-                builds=lambda values: not values.get("overlap") or tuple(values.get("stages", CLASSIC_ORDER))
-                == CLASSIC_ORDER))
+                | ({"overlap": True} if values["overlap"] else {}) | _panels_record(values),
+                builds=lambda values: not values.get("overlap") or (tuple(values.get("stages", CLASSIC_ORDER))
+                                                                    == CLASSIC_ORDER and not values.get("panels"))))
 register(Family("generalized", "seed 000's multitile blocked FW: κ block layers per group; 3κ' stages a group (seed), 2κ'+1 (fused)",
                 (TILE,
                  Parameter("kappa", "int", 2, "block layers per group (seed 000's kappa)", up_to_blocks=True),
@@ -273,7 +290,7 @@ register(Family("generalized", "seed 000's multitile blocked FW: κ block layers
                            REVERSE_DIRECTIONS),
                  _order_parameter("step_order", ("LeadBlock", "LeadRowCol"), "the forward loop's two steps"),
                  _order_parameter("part_order", ("forward", "reverse", "rest"), "a group's three parts"),
-                 _products_parameter()),
+                 _products_parameter(), _panels_parameter("Rest(K)")),
                 lambda blocks, **values: generalized_spec(**values), _generalized_record))
 register(Family("recursive", "Park et al.'s recursive order down to base tiles, with R-Kleene's launches; 5Q−4 stages (paired), 7Q−6",
                 (Parameter("base", "int", None, "base block size t_R (solve's default: the tuning table's, else 128)"),

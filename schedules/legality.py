@@ -18,6 +18,7 @@ from tiling.isl_utils import Coordinates, count_points, image_of_point, lex_befo
 from tiling.semirings import semiring as find_semiring
 
 from .layer_products import ProductViolation, product_violations
+from .packing import PackingViolation, packing_violations
 from .schedule_map import ScheduleMap
 from .tree import points_to_tiles
 
@@ -80,7 +81,8 @@ class Violation:
 class IllegalScheduleError(ValueError):
     """The schedule breaks dependences of the model it was checked against."""
 
-    def __init__(self, schedule_name: str, model_name: str, violations: list[Violation | ProductViolation]):
+    def __init__(self, schedule_name: str, model_name: str,
+                 violations: list[Violation | ProductViolation | PackingViolation]):
         self.schedule_name = schedule_name
         self.model = model_name
         self.violations = violations
@@ -233,12 +235,13 @@ def _tiled_violations(tiles: ScheduleMap, deps: DependenceModel) -> list[Violati
 
 
 def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed",
-                    semiring: str = "min-plus") -> list[Violation | ProductViolation]:
+                    semiring: str = "min-plus") -> list[Violation | ProductViolation | PackingViolation]:
     """One witness per dependence relation the schedule breaks; empty when it is legal.
 
     Schedules that carry a tile-level order (the families) are proved on
     tile-layers (see _tiled_violations), and so are the layers their tasks
-    run as one product (schedules.layer_products); any other on points. The relaxed
+    run as one product (schedules.layer_products), and the stages whose operands are packed
+    (schedules.packing); any other on points. The relaxed
     model holds only for a semiring whose (+) is selective (tiling.semirings):
     others are refused with UnsupportedSemiringError; the exact model holds
     for every semiring.
@@ -248,7 +251,8 @@ def find_violations(schedule: Schedulable | ScheduleMap, model: str = "relaxed",
     tiles = schedule.tile_schedule_map() if hasattr(schedule, "tile_schedule_map") else None
     if tiles is not None:
         deps = dependence_model(model, tiles.n)
-        return [*_tiled_violations(tiles, deps), *product_violations(schedule.tile_tree, tiles.n, tiles.tile, deps)]
+        return [*_tiled_violations(tiles, deps), *product_violations(schedule.tile_tree, tiles.n, tiles.tile, deps),
+                *packing_violations(schedule.tile_tree, tiles.n, tiles.tile)]
     flat = _as_schedule_map(schedule)
     return _violations(flat, dependence_model(model, flat.n))
 
@@ -268,6 +272,9 @@ def illegal_sizes(schedule: Schedulable | ScheduleMap) -> isl.Set:
     sizes = model.domain(None).params().subtract(model.domain(None).params())
     for broken in _broken_pairs(timing, relations).values():
         sizes = sizes.union(broken.params())
+    if tiles is not None and packing_violations(schedule.tile_tree, None, tiles.tile):
+        raise ValueError(f"{schedule.name} writes a packed stage's operands inside the stage for some n: "
+                         "schedules.check on a concrete n names them")
     if tiles is not None and product_violations(schedule.tile_tree, None, tiles.tile, dependence_model("relaxed", None)):
         raise ValueError(f"{schedule.name} runs dependent points in one layer product for some n: "
                          "schedules.check on a concrete n names them")

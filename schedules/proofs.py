@@ -25,7 +25,7 @@ import islpy as isl
 from tiling import dependences, isl_utils, model
 from tiling.code_cache import cache_dir
 
-from . import emitted, layer_products, legality, tree, tree_to_map
+from . import emitted, layer_products, legality, packing, tree, tree_to_map
 from .legality import IllegalScheduleError, Verdict, check
 from .schedule import Schedule
 
@@ -51,7 +51,7 @@ class RefusedScheduleError(IllegalScheduleError):
 @cache
 def checker_source() -> str:
     """The code a proof depends on: a changed checker or dependence model proves again."""
-    modules = (emitted, tree_to_map, legality, layer_products, tree, dependences, model, isl_utils)
+    modules = (emitted, tree_to_map, legality, layer_products, packing, tree, dependences, model, isl_utils)
     versions = f"islpy {isl.__version__} {isl.isl_version()}\n"
     return versions + "".join(Path(module.__file__).read_text() for module in modules)
 

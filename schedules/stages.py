@@ -21,7 +21,7 @@ from tiling.code_cache import load_module
 from tiling.isl_ast import Hooks, build_ast, node_to_python
 from tiling.isl_utils import count_points
 
-from .tree import PRODUCT_MARK, ROLE_CONDITIONS
+from .tree import PACK_MARK, PRODUCT_MARK, ROLE_CONDITIONS
 
 STAGE_MARK, TASK_MARK = "stage", "task"
 #: above a set whose children each hold stages (STREAMS_MARK), and above each child (stream_<position>)
@@ -258,6 +258,8 @@ def _enumerator_source(ast: isl.AstNode, kinds: list[str], parameters: dict[str,
             return [f"state[2] = {ROLES.index(name)}"], []
         if name == PRODUCT_MARK:  # how a task runs its layers, not a kind of stage
             return ["state[7] += 1", "state[8] = 1"], ["state[8] = 0"]
+        if name == PACK_MARK:  # where a stage's operands come from, not a kind of stage
+            return [], []
         if name not in kinds:
             kinds.append(name)
         return [f"state[3] = {kinds.index(name)}"], []

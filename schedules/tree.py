@@ -28,6 +28,10 @@ ROLE_CONDITIONS = {
 #: above a task's band over several block layers of one block: the generator runs the band as one
 #: min-plus product, k running over all of them (schedules.layer_products proves any order legal there)
 PRODUCT_MARK = "layer_product"
+#: above a stage whose tile-layers never write what a product of the stage reads as A or B: the barrier
+#: runtime copies those operand blocks into contiguous micro-panels once, as the stage starts, and the
+#: stage's products read the panels (schedules.packing proves the copy equals every read in place)
+PACK_MARK = "packed_operands"
 
 
 #: a band member: an expression over T[kb, ib, jb], or pieces (expression, condition)
@@ -85,9 +89,10 @@ def tasks(name: str, role_names: Sequence[str], task: tuple[str, ...] = ("ib", "
     return Mark(name, Band(task, True, Mark(PRODUCT_MARK, layers) if as_product else layers))
 
 
-def stage(name: str, condition: str, role_names: Sequence[str], **task_options) -> Filter:
-    """One stage: the tile-layers satisfying `condition`, run as `tasks`."""
-    return Filter(condition, tasks(name, role_names, **task_options))
+def stage(name: str, condition: str, role_names: Sequence[str], packed: bool = False, **task_options) -> Filter:
+    """One stage: the tile-layers satisfying `condition`, run as `tasks` (packed: under PACK_MARK)."""
+    run = tasks(name, role_names, **task_options)
+    return Filter(condition, Mark(PACK_MARK, run) if packed else run)
 
 
 # ---------------------------------------------------------------- building

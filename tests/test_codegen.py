@@ -321,6 +321,7 @@ def test_task_orders_with_predecessors():
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_CASES = {  # file -> (family, n, build parameters, generate options)
     "classic_n8_tile4_float32": ("classic", 8, {"tile": 4}, {"dtype": "float32"}),
+    "classic_n8_tile4_panels_int32": ("classic", 8, {"tile": 4, "panels": True}, {"dtype": "int32"}),
     "generalized_n12_tile4_kappa2_float64_pred": ("generalized", 12, {"tile": 4, "kappa": 2},
                                                   {"dtype": "float64", "predecessors": True}),
     "naive_n3_int32_pred": ("naive", 3, {}, {"dtype": "int32", "predecessors": True}),

@@ -1,0 +1,64 @@
+"""Packed operands against reading them in place (issue 51, item 1): the same schedule built with
+panels=true and panels=false, beside the dataflow runtime's classic (the tuned default on several CPUs),
+on the same matrix, in interleaved rounds.
+
+    OMP_WAIT_POLICY=passive python benchmarks/panels.py --sizes 2048 4096 --dtypes int32 float32
+
+With panels, the barrier runtime copies each operand block a packed stage's products read (classic's DD
+stage, generalized's Rest(K)) once, as the stage starts, into micro-panels the register block streams
+(schedules.packing proves the copy exact). Rates are relaxations per second (n^3 / median seconds)."""
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from codegen import generate  # noqa: E402  (first: it sets Numba's CPU features)
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
+from record import Table  # noqa: E402  (benchmarks/record.py)
+from schedules.families import build  # noqa: E402
+
+#: (family, tile, parameters) built with and without panels, on the barrier runtime
+CANDIDATES = (("classic", 128, {}), ("classic", 256, {}), ("generalized", 128, {"kappa": 2}))
+#: what the panels are also compared with: classic 128 on the dataflow runtime, which packs nothing
+REFERENCE = ("classic", 128, "dataflow")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
+    parser.add_argument("--dtypes", nargs="+", default=["int32", "float32", "int16", "float64"])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    table = Table("panels", "Packed operands against reading them in place",
+                  ["n", "dtype", "schedule", "panels G/s", "in place G/s", "panels / in place",
+                   "panels / classic 128 dataflow"],
+                  note=f"{numba.get_num_threads()} threads, barrier runtime, medians of {args.rounds} interleaved rounds")
+    for n in args.sizes:
+        for dtype in args.dtypes:
+            base = random_distances(n, dtype)
+            runs = {}
+            for family, tile, params in CANDIDATES:
+                for panels in (True, False):
+                    compiled = generate(build(family, n, tile, panels=panels, **params), "cpu", dtype, runtime="barrier")
+                    runs[(family, tile, panels)] = (compiled, np.zeros((n, compiled.options.columns(n)), dtype=dtype))
+            family, tile, runtime = REFERENCE
+            compiled = generate(build(family, n, tile), "cpu", dtype, runtime=runtime)
+            runs[REFERENCE] = (compiled, np.zeros((n, compiled.options.columns(n)), dtype=dtype))
+            seconds = median_seconds(runs, base, args.rounds)
+            rate = {key: n**3 / value / 1e9 for key, value in seconds.items()}
+            for family, tile, params in CANDIDATES:
+                packed, in_place = rate[(family, tile, True)], rate[(family, tile, False)]
+                name = build(family, n, tile, **params).name.replace(f"n={n}, ", "")
+                table.add(n, dtype, name, round(packed, 1), round(in_place, 1), round(packed / in_place, 3),
+                          round(packed / rate[REFERENCE], 3))
+    table.record()
+
+
+if __name__ == "__main__":
+    main()

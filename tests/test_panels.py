@@ -1,0 +1,124 @@
+"""Packed operands: a stage's product operands copied once into micro-panels, proved, generated, exact."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedules
+from codegen import floyd_warshall_nest, generate
+from codegen.kernels import PANELS, TILE_KERNEL_NUMBERS
+from polyfw.graphs import as_dense, random_graph
+from schedules.families import CLASSIC_STAGES, from_spec
+from schedules.legality import IllegalScheduleError, check, find_violations, illegal_sizes
+from schedules.packing import packed_instances
+from schedules.proofs import RefusedScheduleError
+from schedules.tree import PACK_MARK, Band, Sequence_, stage
+
+
+def marks_in(schedule) -> int:
+    return schedule.tree_text("tile").count(f'mark: "{PACK_MARK}"')
+
+
+def test_the_families_pack_the_stages_whose_operands_no_tile_layer_of_the_stage_writes():
+    assert marks_in(schedules.build("classic", 512, 64, panels=True)) == 1  # DD
+    assert marks_in(schedules.build("generalized", 512, 64, kappa=4, panels=True)) == 1  # Rest(K)
+    assert marks_in(schedules.build("classic", 512, 64)) == 0  # not by default
+    assert schedules.build("classic", 512, 64, panels=True).name.endswith("panels=True)")
+    assert packed_instances(schedules.build("classic", 512, 64).tile_tree) is None
+    with pytest.raises(ValueError, match="use overlap or panels"):
+        schedules.build("classic", 512, 64, overlap=True, panels=True)
+
+
+@pytest.mark.parametrize("family, params", [("classic", {}), ("generalized", {"kappa": 3})])
+def test_packed_stages_are_proved_for_every_n(family, params):
+    assert illegal_sizes(schedules.build(family, None, 64, panels=True, **params)).is_empty()
+
+
+def _classic_packing(stage_name: str, n: int = 10, tile: int = 4):
+    spec = Band(("kb",), False, Sequence_(tuple(stage(f"mine.{name}", *CLASSIC_STAGES[name], packed=name == stage_name)
+                                                for name in ("I", "SD", "DD"))))
+    return from_spec("mine", spec, n, tile, {"packed": stage_name})
+
+
+def test_packing_a_stage_that_writes_its_own_operands_is_refused_with_a_witness():
+    """An SD tile-layer reads its own block as B (row panel) or A (column panel): a copy taken as the stage
+    starts would hold values the stage has since improved. Both reads are named, with a point that writes
+    what another point of the same stage reads."""
+    schedule = _classic_packing("SD")
+    violations = find_violations(schedule)
+    assert {v.dependence for v in violations} == {"packed a[i,k]", "packed a[k,j]"}
+    for violation in violations:
+        k, i, j = violation.reader
+        written = violation.writer[1:]
+        assert written == ((i, k) if violation.read == "a[i,k]" else (k, j))
+        assert violation.tiles[0][0] == violation.tiles[1][0]  # one block layer: one instance of the stage
+        assert PACK_MARK in violation.explain()
+    with pytest.raises(IllegalScheduleError, match="packed operands"):
+        check(schedule)
+    with pytest.raises(RefusedScheduleError, match="packed operands"):
+        generate(schedule, dtype="int32")
+    assert find_violations(_classic_packing("DD")) == []
+
+
+def test_a_packed_stage_copies_each_operand_block_once_and_its_products_read_the_copy():
+    """pack_operands on classic's DD stage at layer 1: one A slot per block row, one B slot per block
+    column, laid out as the register block reads them (MR rows k-major; NR columns k-major)."""
+    n, tile = 40, 16
+    compiled = generate(schedules.build("classic", n, tile, panels=True), dtype="int32", driver="compiled")
+    kernels = compiled._kernels
+    assert compiled.source.count("profile, panels, True)") == 1 and compiled.source.count("profile, panels, False)") == 2
+    rows, columns = compiled.options.register_block
+    a = np.arange(n * compiled.options.columns(n), dtype=np.int32).reshape(n, -1)
+    product = TILE_KERNEL_NUMBERS["relax_product"]
+    calls = np.array([[product, 1, ib, jb, 1] for ib in (0, 2) for jb in (0, 2)], dtype=np.int64)
+    panels, stride = kernels.pack_operands(a, calls, len(calls), tile, n, np.empty(0, np.int32))
+    assert stride == tile and (calls[:, 0] == PANELS).all()
+    q = 3
+    for ib in (0, 2):  # A: block row ib, layers 16..31, full micro-panels of `rows` rows
+        i0, i1 = tile * ib, min(tile * ib + tile, n)
+        for i in range(i0, i0 + (i1 - i0) // rows * rows):
+            for k in range(16, 32):
+                at = ib * tile * stride + (i - i0) // rows * rows * stride + (k - 16) * rows + (i - i0) % rows
+                assert panels[at] == a[i, k]
+    for jb in (0, 2):  # B: block column jb, full micro-panels of `columns` columns
+        j0, j1 = tile * jb, min(tile * jb + tile, n)
+        for j in range(j0, j0 + (j1 - j0) // columns * columns):
+            for k in range(16, 32):
+                at = (q + jb) * tile * stride + (j - j0) // columns * columns * stride + (k - 16) * columns + (j - j0) % columns
+                assert panels[at] == a[k, j]
+
+
+@pytest.mark.parametrize("dtype, driver", [("float32", "compiled"), ("int32", "replayed"), ("int16", "compiled"),
+                                           ("float64", "replayed")])
+@pytest.mark.parametrize("family, n, tile, params", [("classic", 70, 16, {}), ("generalized", 203, 32, {"kappa": 3})])
+def test_panels_are_exact_in_every_dtype_and_driver(dtype, driver, family, n, tile, params):
+    """Negative arcs (no negative cycle), n not a multiple of the tile, nor the tile of the register block."""
+    graph = random_graph(n, m=6 * n, weights=(1, 40), seed=n, potential=8)
+    matrix = as_dense(graph, dtype=dtype)
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    compiled = generate(schedules.build(family, n, tile, panels=True, **params), dtype=dtype, driver=driver)
+    for _ in range(2):  # a replayed driver's second run replays the recorded stages
+        got = matrix.copy()
+        assert compiled(got) == -1
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_negative_cycle_is_still_reported_through_packed_stages():
+    matrix = as_dense(random_graph(50, m=200, weights=(1, 9), seed=2), dtype="int32")
+    matrix[40, 3], matrix[3, 40] = -30, 1
+    assert generate(schedules.build("classic", 50, 16, panels=True), dtype="int32")(matrix) >= 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 80), tile=st.sampled_from([4, 8, 16, 32]), kappa=st.integers(1, 4),
+       family=st.sampled_from(["classic", "generalized"]), seed=st.integers(0, 2**16))
+def test_random_packed_schedules_are_exact(n, tile, kappa, family, seed):
+    blocks = -(-n // tile)
+    params = {"kappa": min(kappa, blocks)} if family == "generalized" else {}
+    graph = random_graph(n, m=min(4 * n, n * (n - 1)), weights=(1, 9), seed=seed, potential=6)
+    matrix = as_dense(graph, dtype="float32")
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert generate(schedules.build(family, n, tile, panels=True, **params), dtype="float32")(matrix) == -1
+    np.testing.assert_array_equal(matrix, expected)

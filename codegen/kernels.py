@@ -348,11 +348,9 @@ def block_product(a, panels, a_at_, b_at_, stride_, origin, k0_, k1_, i0_, i1_, 
 
 
 @njit(cache=$cache)
-def pack_rows(a, panels, at_, stride_, k0_, k1_, i0_, i1_):
+def pack_rows(a, panels, at, stride, k0, k1, i0, i1):
     """A's rows i0.. in micro-panels of $rows (the full register blocks' rows), k-major: row i0 + r at layer k
-    goes to panels[at + (i - i0) * stride + (k - k0) * $rows + r]."""
-    at, stride, k0, k1, i0, i1 = np.uint64(at_), np.uint64(stride_), np.uint64(k0_), np.uint64(k1_), np.uint64(i0_), \
-        np.uint64(i1_)
+    goes to panels[at + (i - i0) * stride + (k - k0) * $rows + r]. (Every argument is uint64.)"""
     rows = np.uint64($rows)
     for i in range(i0, i0 + (i1 - i0) // rows * rows, rows):
         base = at + (i - i0) * stride - k0 * rows
@@ -360,11 +358,9 @@ def pack_rows(a, panels, at_, stride_, k0_, k1_, i0_, i1_):
             $pack_rows
 
 @njit(cache=$cache)
-def pack_columns(a, panels, at_, stride_, k0_, k1_, j0_, j1_):
+def pack_columns(a, panels, at, stride, k0, k1, j0, j1):
     """B's columns j0.. in micro-panels of $columns (the full register blocks' columns): column j0 + c at
-    layer k goes to panels[at + (j - j0) * stride + (k - k0) * $columns + c]."""
-    at, stride, k0, k1, j0, j1 = np.uint64(at_), np.uint64(stride_), np.uint64(k0_), np.uint64(k1_), np.uint64(j0_), \
-        np.uint64(j1_)
+    layer k goes to panels[at + (j - j0) * stride + (k - k0) * $columns + c]. (Every argument is uint64.)"""
     columns = np.uint64($columns)
     for j in range(j0, j0 + (j1 - j0) // columns * columns, columns):
         base = at + (j - j0) * stride - k0 * columns
@@ -409,12 +405,14 @@ def pack_operands(a, calls, n_calls, tile, n, panels):
     for slot in prange(2 * q):
         if readers[slot] > 0:
             k0 = tile * first_layer[slot]
-            k1 = min(k0 + tile * layers[slot], n)
             block = slot if slot < q else slot - q
+            bounds = (np.uint64(slot * tile * stride), np.uint64(stride), np.uint64(k0),
+                      np.uint64(min(k0 + tile * layers[slot], n)), np.uint64(tile * block),
+                      np.uint64(min(tile * block + tile, n)))
             if slot < q:
-                pack_rows(a, panels, slot * tile * stride, stride, k0, k1, tile * block, min(tile * block + tile, n))
+                pack_rows(a, panels, *bounds)
             else:
-                pack_columns(a, panels, slot * tile * stride, stride, k0, k1, tile * block, min(tile * block + tile, n))
+                pack_columns(a, panels, *bounds)
     return panels, stride
 '''
 _CLOSURE = '''
@@ -709,6 +707,7 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
             "block_product": f"void({matrix}, {panels}, {at}, int64, {bounds}, int64[::1])",
             "relax_panels": f"void({matrix}, {panels}, {at}, {bounds}, int64[::1])",
             "relax_product": layers, "relax_closure": layers,
-            "pack_rows": f"void({matrix}, {panels}, {bounds})", "pack_columns": f"void({matrix}, {panels}, {bounds})",
+            "pack_rows": f"void({matrix}, {panels}, {', '.join(['uint64'] * 6)})",
+            "pack_columns": f"void({matrix}, {panels}, {', '.join(['uint64'] * 6)})",
             "pack_operands": f"Tuple(({panels}, int64))({matrix}, {table}, int64, int64, {panels})",
             "run_tasks": tasks}

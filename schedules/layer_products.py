@@ -20,26 +20,12 @@ import islpy as isl
 from tiling.dependences import DependenceModel
 from tiling.isl_utils import image_of_point, sample_pair
 
-from .tree import PRODUCT_MARK, points_to_tiles
+from .tree import PRODUCT_MARK, mark_instances, points_to_tiles
 
 
 def product_instances(tree: isl.Schedule) -> isl.UnionMap | None:
     """{ T -> T' : both under one instance of a PRODUCT_MARK band }, or None when the tree has no such mark."""
-    marked: list[isl.ScheduleNode] = []
-
-    def visit(node: isl.ScheduleNode) -> bool:  # only collects: an exception inside isl's walk would be lost
-        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() == PRODUCT_MARK:
-            marked.append(node.copy())  # the walk's node is only lent to the callback
-            return False
-        return True
-
-    tree.get_root().foreach_descendant_top_down(visit)
-    together = None
-    for node in marked:
-        prefix = node.get_prefix_schedule_union_map()
-        pairs = prefix.apply_range(prefix.reverse())
-        together = pairs if together is None else together.union(pairs)
-    return together
+    return mark_instances(tree, PRODUCT_MARK)
 
 
 @dataclass(frozen=True)

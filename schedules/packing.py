@@ -22,7 +22,7 @@ import islpy as isl
 from tiling import model
 from tiling.isl_utils import image_of_point, sample_pair
 
-from .tree import PACK_MARK, points_to_tiles
+from .tree import PACK_MARK, mark_instances, points_to_tiles
 
 #: the reads a product takes from its operand blocks (a[i, j] is its own block, C)
 OPERAND_READS = ("a[i,k]", "a[k,j]")
@@ -30,21 +30,7 @@ OPERAND_READS = ("a[i,k]", "a[k,j]")
 
 def packed_instances(tree: isl.Schedule) -> isl.UnionMap | None:
     """{ T -> T' : both under one instance of a PACK_MARK }, or None when the tree has no such mark."""
-    marked: list[isl.ScheduleNode] = []
-
-    def visit(node: isl.ScheduleNode) -> bool:  # only collects: an exception inside isl's walk would be lost
-        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() == PACK_MARK:
-            marked.append(node.copy())  # the walk's node is only lent to the callback
-            return False
-        return True
-
-    tree.get_root().foreach_descendant_top_down(visit)
-    together = None
-    for node in marked:
-        prefix = node.get_prefix_schedule_union_map()
-        pairs = prefix.apply_range(prefix.reverse())
-        together = pairs if together is None else together.union(pairs)
-    return together
+    return mark_instances(tree, PACK_MARK)
 
 
 @dataclass(frozen=True)

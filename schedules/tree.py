@@ -170,6 +170,26 @@ def _enclosing_role(node: isl.ScheduleNode) -> str | None:
     return None
 
 
+def mark_instances(tree: isl.Schedule, name: str) -> isl.UnionMap | None:
+    """{ T -> T' : both under one instance of a mark called `name` (one value of everything above it) },
+    or None when the tree has no such mark."""
+    marked: list[isl.ScheduleNode] = []
+
+    def visit(node: isl.ScheduleNode) -> bool:  # only collects: an exception inside isl's walk would be lost
+        if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() == name:
+            marked.append(node.copy())  # the walk's node is only lent to the callback
+            return False
+        return True
+
+    tree.get_root().foreach_descendant_top_down(visit)
+    together = None
+    for node in marked:
+        prefix = node.get_prefix_schedule_union_map()
+        pairs = prefix.apply_range(prefix.reverse())
+        together = pairs if together is None else together.union(pairs)
+    return together
+
+
 def points_to_tiles(n: int | None, tile: int) -> isl.Map:
     """{ S[k, i, j] -> T[kb, ib, jb] } over the domain for n: each point's tile-layer in blocks of `tile`."""
     blocks = ", ".join(f"floor({x}/{tile})" for x in model.ITERATORS)

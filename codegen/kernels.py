@@ -404,14 +404,16 @@ def pack_operands(a, calls, n_calls, tile, n, panels):
         panels = np.empty(2 * q * tile * stride, dtype=a.dtype)
     for slot in prange(2 * q):
         if readers[slot] > 0:
-            k0 = tile * first_layer[slot]
             block = slot if slot < q else slot - q
-            bounds = (np.uint64(slot * tile * stride), np.uint64(stride), np.uint64(k0),
-                      np.uint64(min(k0 + tile * layers[slot], n)), np.uint64(tile * block),
-                      np.uint64(min(tile * block + tile, n)))
+            k0, b0 = tile * first_layer[slot], tile * block
+            k1, b1 = min(k0 + tile * layers[slot], n), min(b0 + tile, n)
+            bounds = (np.uint64(slot * tile * stride), np.uint64(stride), np.uint64(k0), np.uint64(k1),
+                      np.uint64(b0), np.uint64(b1))
+            # a block with no path is skipped by every product that reads it (holds_no_path): left unpacked
             if slot < q:
-                pack_rows(a, panels, *bounds)
-            else:
+                if not holds_no_path(a, b0, b1, k0, k1):
+                    pack_rows(a, panels, *bounds)
+            elif not holds_no_path(a, k0, k1, b0, b1):
                 pack_columns(a, panels, *bounds)
     return panels, stride
 '''

@@ -122,3 +122,27 @@ def test_random_packed_schedules_are_exact(n, tile, kappa, family, seed):
     floyd_warshall_nest(expected)
     assert generate(schedules.build(family, n, tile, panels=True, **params), dtype="float32")(matrix) == -1
     np.testing.assert_array_equal(matrix, expected)
+
+
+def test_operand_blocks_with_no_path_are_not_copied_and_products_over_them_stay_exact():
+    """Every product skips a block with no path (holds_no_path), so packing leaves it alone: on a graph
+    of two components most of classic's DD operands are such blocks."""
+    n, tile = 150, 32
+    compiled = generate(schedules.build("classic", n, tile, panels=True), dtype="int32", driver="compiled")
+    empty = np.full((n, compiled.options.columns(n)), np.iinfo(np.int32).max // 2, dtype=np.int32)
+    calls = np.array([[TILE_KERNEL_NUMBERS["relax_product"], 1, 0, 2, 1]], dtype=np.int64)
+    sentinel = np.full(2 * 5 * tile * tile, 7, dtype=np.int32)
+    panels, _ = compiled._kernels.pack_operands(empty, calls, 1, tile, n, sentinel)
+    assert (panels == 7).all() and calls[0, 0] == PANELS
+    matrix = np.full((n, n), np.inf)
+    rng = np.random.default_rng(4)
+    for lo, hi in ((0, 70), (70, n)):
+        block = rng.integers(1, 30, (hi - lo, hi - lo)).astype(float)
+        block[rng.random(block.shape) < 0.9] = np.inf
+        matrix[lo:hi, lo:hi] = block
+    np.fill_diagonal(matrix, 0)
+    matrix = matrix.astype(np.float32)
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert generate(schedules.build("classic", n, tile, panels=True), dtype="float32")(matrix) == -1
+    np.testing.assert_array_equal(matrix, expected)

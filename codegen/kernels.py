@@ -377,7 +377,7 @@ def pack_operands(a, calls, n_calls, tile, n, panels):
 
     Block row ib's A operand has slot ib, block column jb's B operand slot q + jb; a slot takes the
     first product's layers. A product whose operands another layer range took reads in place (the proof
-    makes both exact), as do all of them when the stage's products are few.
+    makes both exact).
     """
     q = (n + tile - 1) // tile
     stride = 0

@@ -6,7 +6,9 @@ on the same matrix, in interleaved rounds.
 
 With panels, the barrier runtime copies each operand block a packed stage's products read (classic's DD
 stage, generalized's Rest(K)) once, as the stage starts, into micro-panels the register block streams
-(schedules.packing proves the copy exact). Rates are relaxations per second (n^3 / median seconds)."""
+(schedules.packing proves the copy exact). Rates are relaxations per second (n^3 / median seconds).
+Where this machine has a calibration for the dtype (`polyfw calibrate`), the model's predicted
+panels / in place ratio is printed beside the measured one (schedules.predict prices packing)."""
 from __future__ import annotations
 
 import argparse
@@ -21,7 +23,10 @@ import numpy as np  # noqa: E402
 
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
 from record import Table  # noqa: E402  (benchmarks/record.py)
+from polyfw.machine.calibrations import stored  # noqa: E402
+from schedules.cost import tile_view  # noqa: E402
 from schedules.families import build  # noqa: E402
+from schedules.predict import predict  # noqa: E402
 
 #: (family, tile, parameters) built with and without panels, on the barrier runtime
 CANDIDATES = (("classic", 128, {}), ("classic", 256, {}), ("generalized", 128, {"kappa": 2}))
@@ -37,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     table = Table("panels", "Packed operands against reading them in place",
                   ["n", "dtype", "schedule", "panels G/s", "in place G/s", "panels / in place",
-                   "panels / classic 128 dataflow"],
+                   "predicted panels / in place", "panels / classic 128 dataflow"],
                   note=f"{numba.get_num_threads()} threads, barrier runtime, medians of {args.rounds} interleaved rounds")
     for n in args.sizes:
         for dtype in args.dtypes:
@@ -56,8 +61,18 @@ def main(argv: list[str] | None = None) -> None:
                 packed, in_place = rate[(family, tile, True)], rate[(family, tile, False)]
                 name = build(family, n, tile, **params).name.replace(f"n={n}, ", "")
                 table.add(n, dtype, name, round(packed, 1), round(in_place, 1), round(packed / in_place, 3),
-                          round(packed / rate[REFERENCE], 3))
+                          predicted_ratio(family, n, tile, params, dtype), round(packed / rate[REFERENCE], 3))
     table.record()
+
+
+def predicted_ratio(family: str, n: int, tile: int, params: dict, dtype: str) -> float | str:
+    """The calibrated model's in-place seconds over its panels seconds ('-' where not calibrated)."""
+    calibration = stored(dtype, numba.get_num_threads())
+    if calibration is None or not calibration.packed:
+        return "-"
+    seconds = [predict(tile_view(build(family, n, tile, panels=panels, **params)), calibration).seconds
+               for panels in (True, False)]
+    return round(seconds[1] / seconds[0], 3)
 
 
 if __name__ == "__main__":

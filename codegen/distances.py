@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from tiling.code_cache import parallel_above
+from tiling.code_cache import mapped_empty, parallel_above
 from tiling.semirings import top
 
 
@@ -26,7 +26,7 @@ def float64_distances(matrix: np.ndarray, position: np.ndarray | None = None) ->
     """float64 copy of an n x n kernel result (any row stride) with inf for its dtype's INF;
     `position[v]`: where vertex v's row and column are, when the kernel ran in another vertex order."""
     n = matrix.shape[0]
-    out = np.empty((n, n), dtype=np.float64)
+    out = mapped_empty((n, n), np.float64)
     where = np.arange(n, dtype=np.int64) if position is None else position
     _as_float64(matrix[:, :n], matrix.dtype.type(top(matrix.dtype)), where, out)
     return out

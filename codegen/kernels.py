@@ -65,8 +65,9 @@ SKIP_SPAN = 64
 #: k panel: 256 layers of 16 int32 columns; float32's 32 columns at 256 layers lost 10% (Zen 3)
 PRODUCT_STRIP_BYTES = 16384
 #: what a run's profile array counts, in cycles: each role's tile-layers (summed per thread, in
-#: schedules.tree.ROLE_CONDITIONS' order), then the parallel stages' wall time (in row 0)
-PROFILE_SLOTS = ("I", "SD_row", "SD_col", "DD", "stages")
+#: schedules.tree.ROLE_CONDITIONS' order), then the wall time of the packed stages' copies into
+#: micro-panels and of the parallel stages (both in row 0)
+PROFILE_SLOTS = ("I", "SD_row", "SD_col", "DD", "packing", "stages")
 FASTMATH = ", fastmath={'nnan', 'nsz'}"
 
 
@@ -402,6 +403,10 @@ def pack_operands(a, calls, n_calls, tile, n, panels):
             readers[q + jb] += 1
     if panels.shape[0] < 2 * q * tile * stride:
         panels = np.empty(2 * q * tile * stride, dtype=a.dtype)
+        # pages mapped by this thread first: threads faulting fresh pages in together wait on each
+        # other (tiling.code_cache.mapped_empty); 512 elements stay within a 4 KiB page's reach
+        for first in range(0, panels.shape[0], 512):
+            panels[first] = 0
     for slot in prange(2 * q):
         if readers[slot] > 0:
             block = slot if slot < q else slot - q
@@ -559,7 +564,9 @@ $pack    starts = np.empty(n_tasks + 1, dtype=np.int64)
 '''
 #: run_tasks' packing, in a kernel module with micro-panels (the products reading them: _PANEL_CALL)
 _PACK = """    if packed:
+        pack_started = cycles()
         panels, stride = pack_operands(a, calls, n_calls, tile, n, panels)
+        profile[0, $pack_slot] += cycles() - pack_started
 """
 _PANEL_CALL = """if calls[c, 0] == PANELS:
     relax_panels(a, panels, calls[c, 2] * tile * stride, (q + calls[c, 3]) * tile * stride, stride, $bounds, status)
@@ -641,7 +648,8 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
         dispatch = fill(_PANEL_CALL, bounds=bounds) + textwrap.indent(dispatch, "    ")
     tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache, columns=TABLE_COLUMNS,
                  product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
-                 panels=PANELS, stage_slot=PROFILE_SLOTS.index("stages"), pack=_PACK if panels else "")
+                 panels=PANELS, stage_slot=PROFILE_SLOTS.index("stages"),
+                 pack=fill(_PACK, pack_slot=PROFILE_SLOTS.index("packing")) if panels else "")
     if options.packed_words:
         return packed_kernel_source(options.packed_words, tasks, cache)
     source = fill(_HEAD, dtype=options.dtype, rows=rows, columns=columns, vectors=options.vectors, isa=target_isa(),

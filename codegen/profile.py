@@ -3,7 +3,8 @@
 Every tile-level CPU run stamps its tile-layers with the cycle counter
 (codegen.kernels.run_tasks, always on: two counter reads a tile-layer). With
 P threads a run of W seconds has P * W thread-seconds: the tile-layers of
-each role, the time threads spent in a stage without a tile-layer to run
+each role, a packed stage's copies into micro-panels (every thread copies),
+the time threads spent in a stage without a tile-layer to run
 (the barrier at its end, an uneven split), and the time outside every stage
 (the driver between stages, when only one thread works). Divided by P, these
 parts add up to W exactly, which is what lets a profile say which part to make faster.
@@ -64,10 +65,12 @@ def run_profile(last_run: dict) -> RunProfile:
                          "profile (a point-level schedule, another runtime or target)")
     seconds, threads = last_run["seconds"], last_run["threads"]
     busy = stamped.sum(axis=0) / cycles_per_second() / threads  # wall-clock share of each slot
-    stages = float(stamped[0, PROFILE_SLOTS.index("stages")]) / cycles_per_second()
-    roles = {role: float(busy[slot]) for slot, role in enumerate(PROFILE_SLOTS[:-1])}
-    waiting = stages - sum(roles.values())
-    return RunProfile(seconds, threads, {**roles, "waiting in stages": waiting, "between stages": seconds - stages})
+    stages, packing = (float(stamped[0, PROFILE_SLOTS.index(slot)]) / cycles_per_second()
+                       for slot in ("stages", "packing"))
+    roles = {role: float(busy[slot]) for slot, role in enumerate(PROFILE_SLOTS[:-2])}
+    waiting = stages - sum(roles.values()) - packing
+    return RunProfile(seconds, threads, {**roles, "packing": packing, "waiting in stages": waiting,
+                                         "between stages": seconds - stages})
 
 
 def relaxations_by_role(n: int, tile: int) -> dict[str, int]:

@@ -21,6 +21,7 @@ from codegen.kernels import padded_stride
 from codegen.packed_kernels import pack_rows, unpack_rows
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
+from tiling.code_cache import mapped_empty
 from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
@@ -251,7 +252,7 @@ def _solve_small(small: SmallGraph, directed: bool, method: str):
     if not integer and small.summary.arcs:  # (an exact integer type's bound holds by its choice)
         check_float_sums(small.summary.lightest, small.summary.heaviest, n, np.dtype(plan.dtype))
     with phase("input"):
-        matrix = np.empty((n, padded_stride(n)), dtype=plan.dtype)
+        matrix = mapped_empty((n, padded_stride(n)), plan.dtype)
         small.write(matrix[:, :n], directed)
     lightest_edge = min(small.summary.lightest, 0.0) if integer else 0.0
     distances = _run_plan(matrix, n, MIN_PLUS, plan, lightest_edge, None, None, None)
@@ -430,7 +431,7 @@ def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: 
     dtype_name = plan.dtype
     # the kernels take padded rows: the input is written straight into them
     with phase("input"):
-        matrix = np.empty((n, padded_stride(n)), dtype=dtype_name)
+        matrix = mapped_empty((n, padded_stride(n)), dtype_name)
         distances = matrix[:, :n]
         position = None
         if ring is MIN_PLUS:

@@ -5,7 +5,9 @@ measured run the same way): each tile-layer costs its role's measured time
 per relaxation at its tile size, each call of a tile kernel (a layer product's
 layers are one) its measured cost, plus, when the matrix spills out of the
 last-level cache, the elements its task loads at the measured cost of an
-element from memory; a task costs a dispatch; a barrier runtime adds each
+element from memory; a stage under packed operands (schedules.packing) first
+copies the operand blocks its products read, and those products run at the
+rate measured on micro-panels, loading only the block they write; a task costs a dispatch; a barrier runtime adds each
 stage's start and barrier and the driver's serial time per call; a dataflow
 runtime adds its own time per call (a layer product's layers are one call,
 StageView.call_start). The tasks of each stage
@@ -25,7 +27,7 @@ from .stages import ROLES, StageView
 
 #: the parts of a predicted run, as codegen.profile names a measured one's (and the dataflow
 #: runtime's own time)
-PREDICTED_PARTS = (*ROLES, "memory", "waiting in stages", "between stages", "runtime")
+PREDICTED_PARTS = (*ROLES, "memory", "packing", "waiting in stages", "between stages", "runtime")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,13 @@ class Calibration:
     #: loaded and stored): a layer product pays it once for its layers (StageView.call_start); empty in
     #: a calibration that measured one family only, whose rates hold it
     call: dict[int, float] = field(default_factory=dict)
+    #: tile -> thread-seconds per relaxation of a product reading its operands from micro-panels (calls
+    #: apart, as `relaxation`'s); empty where not measured: such products cost what in-place ones do
+    packed: dict[int, float] = field(default_factory=dict)
+    #: thread-seconds per element a packed stage copies into its micro-panels (its loads from memory apart),
+    #: and the seconds a packed stage's copying costs whatever it copies (a parallel region, the slot table)
+    pack: float = 0.0
+    pack_stage: float = 0.0
     #: register block 'RxC' -> its product rate relative to the block calibrated with
     register_blocks: dict[str, float] = field(default_factory=dict)
     #: memory bandwidth measured beside (bytes/s; reported, the element cost is what predicts)
@@ -89,12 +98,18 @@ class Calibration:
         fields_["element_load"] = {int(size): {int(t): s for t, s in by_tile.items()}
                                    for size, by_tile in given.get("element_load", {}).items()}
         fields_["call"] = {int(t): s for t, s in given.get("call", {}).items()}
+        fields_["packed"] = {int(t): s for t, s in given.get("packed", {}).items()}
         return cls(**fields_)
 
     def per_relaxation(self, tile: int) -> np.ndarray:
         """Seconds per relaxation of each role (ROLES order) at `tile`: between calibrated tiles
         interpolated in log2(tile), beyond them the nearest one's."""
         return np.array([_interpolated({t: r[role] for t, r in self.relaxation.items()}, tile) for role in ROLES])
+
+    def packed_relaxation(self, tile: int) -> float:
+        """Seconds per relaxation of a product on micro-panels at `tile` (the in-place DD rate where
+        not measured)."""
+        return _interpolated(self.packed, tile) if self.packed else float(self.per_relaxation(tile)[ROLES.index("DD")])
 
     def call_seconds(self, tile: int) -> float:
         """Thread-seconds a tile kernel's call costs beyond its relaxations at `tile` (interpolated as
@@ -152,9 +167,10 @@ def _sides(view: StageView) -> np.ndarray:
 
 @njit(cache=True)
 def _task_loads(units: np.ndarray, task: np.ndarray, sides: np.ndarray, blocks: int, tasks: int,
-                capacity: float) -> np.ndarray:
+                capacity: float, on_panels: np.ndarray) -> np.ndarray:
     """Elements each task loads: each block it reads or writes, again when more than `capacity`
-    elements were touched since the task last touched it (a least-recently-used cache, counted)."""
+    elements were touched since the task last touched it (a least-recently-used cache, counted); a
+    unit on micro-panels loads only the block it writes (its operands were copied as its stage began)."""
     loaded_by = np.full(blocks * blocks, -1, dtype=np.int64)
     touched_at = np.zeros(blocks * blocks)
     loads = np.zeros(tasks)
@@ -163,7 +179,9 @@ def _task_loads(units: np.ndarray, task: np.ndarray, sides: np.ndarray, blocks: 
         t = task[u]
         kb, ib, jb = units[u, 0], units[u, 1], units[u, 2]
         sk, si, sj = sides[u, 0], sides[u, 1], sides[u, 2]
-        for a, b, size in ((ib, jb, si * sj), (ib, kb, si * sk), (kb, jb, sk * sj)):
+        for pair in range(1 if on_panels[u] else 3):  # C (ib, jb), A (ib, kb), B (kb, jb)
+            a, b = (ib, jb) if pair == 0 else ((ib, kb) if pair == 1 else (kb, jb))
+            size = si * sj if pair == 0 else (si * sk if pair == 1 else sk * sj)
             block = a * blocks + b
             if loaded_by[block] != t or touched - touched_at[block] > capacity:
                 loaded_by[block] = t
@@ -173,12 +191,42 @@ def _task_loads(units: np.ndarray, task: np.ndarray, sides: np.ndarray, blocks: 
     return loads
 
 
-def task_loads(view: StageView, sides: np.ndarray | None = None, capacity: float = math.inf) -> np.ndarray:
+def task_loads(view: StageView, sides: np.ndarray | None = None, capacity: float = math.inf,
+               on_panels: np.ndarray | None = None) -> np.ndarray:
     """Elements each task of the view loads: every block it touches, once, unless more than `capacity`
-    elements (a thread's own cache) were touched since (then once more)."""
+    elements (a thread's own cache) were touched since (then once more); `on_panels` ((U,) bool): the
+    units whose operands come from micro-panels (none by default)."""
     sides = _sides(view) if sides is None else sides
+    on_panels = np.zeros(len(view.units), dtype=bool) if on_panels is None else on_panels
     return _task_loads(view.units.astype(np.int64), view.task.astype(np.int64), sides, -(-view.n // view.tile),
-                       view.n_tasks, float(capacity))
+                       view.n_tasks, float(capacity), on_panels)
+
+
+def on_panels(view: StageView, runtime: str) -> np.ndarray:
+    """(U,) bool: the units that read their operands from micro-panels: the products of a packed stage,
+    on the barrier runtime (the only one that packs)."""
+    return view.packed & (view.role == ROLES.index("DD")) & (runtime == "barrier")
+
+
+def packed_stages(view: StageView, panels: np.ndarray) -> int:
+    """The stages that pack (those with a unit on micro-panels)."""
+    return len(np.unique(view.stage[panels]))
+
+
+def packed_elements(view: StageView, panels: np.ndarray, sides: np.ndarray | None = None) -> float:
+    """Elements the packed stages copy into micro-panels: each operand block their products (`panels`,
+    on_panels) read, once a stage (A's blocks (ib, kb), B's (kb, jb))."""
+    if not panels.any():
+        return 0.0
+    sides = _sides(view) if sides is None else sides
+    units, stage, blocks = view.units[panels].astype(np.int64), view.stage[panels].astype(np.int64), -(-view.n // view.tile)
+    copied = 0.0
+    for rows, columns, size in ((1, 0, sides[panels][:, 1] * sides[panels][:, 0]),
+                                (0, 2, sides[panels][:, 0] * sides[panels][:, 2])):
+        key = (stage * blocks + units[:, rows]) * blocks + units[:, columns]
+        _, first = np.unique(key, return_index=True)
+        copied += float(size[first].sum())
+    return copied
 
 
 def predict(view: StageView, calibration: Calibration, runtime: str = "barrier", driver: str = "compiled",
@@ -192,12 +240,18 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     rate = calibration.register_blocks.get(register_block, 1.0) if register_block else 1.0
     per_role = calibration.per_relaxation(view.tile) / rate
     roles = view.role.astype(np.int64)
-    work = relaxations * per_role[roles] + view.call_start * calibration.call_seconds(view.tile)
-    loads = task_loads(view, sides, calibration.capacity())
+    panels = on_panels(view, runtime)
+    per_unit = np.where(panels, calibration.packed_relaxation(view.tile) / rate, per_role[roles])
+    work = relaxations * per_unit + view.call_start * calibration.call_seconds(view.tile)
+    loads = task_loads(view, sides, calibration.capacity(), panels)
     matrix_bytes = view.n * view.n * np.dtype(calibration.dtype).itemsize
-    memory = loads * calibration.load_seconds(view.tile, matrix_bytes)
+    load_seconds = calibration.load_seconds(view.tile, matrix_bytes)
+    memory = loads * load_seconds
     parts = {role: float(work[roles == r].sum()) / threads for r, role in enumerate(ROLES)}
     parts["memory"] = float(memory.sum()) / threads
+    # every thread copies a share of a stage's panels as it starts (codegen.kernels.pack_operands)
+    parts["packing"] = (packed_stages(view, panels) * calibration.pack_stage
+                        + packed_elements(view, panels, sides) * (calibration.pack + load_seconds) / threads)
     lengths = work.copy()
     lengths[view.task_start[:-1]] += memory  # a task's loads where it starts
     calls = int(view.call_start.sum())

@@ -166,6 +166,9 @@ class StageView:
     #: (U,) int32: the instance of a layer product (schedules.layer_products) the unit runs in, -1 outside
     #: every one: a runtime may run the consecutive layers of one block in one instance as one call
     product: np.ndarray
+    #: (U,) bool: the unit's stage is under a PACK_MARK (schedules.packing): its products may read their
+    #: operands from micro-panels copied as the stage starts
+    packed: np.ndarray
 
     @property
     def n_stages(self) -> int:
@@ -231,6 +234,7 @@ def emit(out, state, a, b, c):
     out[count, 7] = state[5] if state[6] >= 0 else -1
     out[count, 8] = state[6]
     out[count, 9] = state[7] if state[8] > 0 else -1
+    out[count, 10] = state[9]
     state[4] = count + 1
 
 
@@ -241,7 +245,7 @@ def emit(out, state, a, b, c):
 def _enumerator_source(ast: isl.AstNode, kinds: list[str], parameters: dict[str, int]) -> str:
     """A module whose enumerate_units(out, state) records every unit in execution order.
 
-    state holds [stage, task, role, kind, count, set of streams, stream, layer product, inside one]:
+    state holds [stage, task, role, kind, count, set of streams, stream, layer product, inside one, packed]:
     counters in an array keep the generated function small for Numba, which crawls on many locals.
     """
 
@@ -259,7 +263,7 @@ def _enumerator_source(ast: isl.AstNode, kinds: list[str], parameters: dict[str,
         if name == PRODUCT_MARK:  # how a task runs its layers, not a kind of stage
             return ["state[7] += 1", "state[8] = 1"], ["state[8] = 0"]
         if name == PACK_MARK:  # where a stage's operands come from, not a kind of stage
-            return [], []
+            return ["state[9] = 1"], ["state[9] = 0"]
         if name not in kinds:
             kinds.append(name)
         return [f"state[3] = {kinds.index(name)}"], []
@@ -277,8 +281,8 @@ def _run_enumerator(source: str, size: int) -> np.ndarray:
     enumerate_units = load_module(source, "stages").enumerate_units
     if size <= COMPILE_ABOVE:
         enumerate_units = enumerate_units.py_func
-    out = np.empty((size, 10), dtype=np.int64)
-    count = enumerate_units(out, np.array([-1, -1, -1, -1, 0, -1, -1, -1, 0], dtype=np.int64))
+    out = np.empty((size, 11), dtype=np.int64)
+    count = enumerate_units(out, np.array([-1, -1, -1, -1, 0, -1, -1, -1, 0, 0], dtype=np.int64))
     if count != size:
         raise RuntimeError(f"the stage view listed {count} units, but the domain has {size}")
     return out
@@ -300,4 +304,5 @@ def stage_view(tree: isl.Schedule, n: int, tile: int) -> StageView:
         units=out[:, 4:7].astype(np.int32), stage=stage.astype(np.int32), task=task.astype(np.int32),
         role=out[:, 2].astype(np.int8), kind=out[:, 3].astype(np.int16), kinds=tuple(kinds), n=n, tile=tile,
         group=out[:, 7].astype(np.int32), stream=out[:, 8].astype(np.int8), product=out[:, 9].astype(np.int32),
+        packed=out[:, 10].astype(bool),
     )

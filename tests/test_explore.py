@@ -15,7 +15,8 @@ from polyfw.explore import Exploration, Problem, explore, order_candidates
 from polyfw.configuration import auto_configuration, parse_schedule, resolve_schedule, write_winner
 from polyfw.explore.space import Space, label
 from polyfw.explore.store import Record, Store
-from polyfw.machine.tuning import EVERY_LARGER_N, merge_winner, read_table, shipped_path, tuning_path, tuning_table
+from polyfw.machine.tuning import (EVERY_LARGER_N, machine_tuning, merge_winner, read_table, same_kind_keys,
+                                   shipped_path, tuning_path, tuning_table)
 from codegen.register_blocks import cpu_key
 from schedules import build
 from scipy.sparse.csgraph import floyd_warshall as scipy_floyd_warshall
@@ -256,6 +257,23 @@ def test_a_users_tuning_goes_to_the_user_data_directory_never_into_the_package(t
     assert written == tmp_path / "polyfw" / "tuning.json" and shipped_path().read_bytes() == shipped
     assert auto_configuration(40, "int32") == ("classic", {"tile": 8})  # the user's row first
     assert tuning_table()["about"] == read_table(shipped_path())["about"]  # the shipped rows under it
+
+
+def test_a_cpu_of_the_same_kind_with_other_features_reads_its_rows():
+    # two guests of one CPU model see different feature sets (a hypervisor's choice): the digest
+    # differs, the LLVM name and ISA do not, and neither does the fastest schedule
+    keys = ["znver3-avx2-000000000000", "emeraldrapids-avx512-bbb", "emeraldrapids-avx512-aaa"]
+    assert same_kind_keys(keys, "emeraldrapids-avx512-ccc") == ["emeraldrapids-avx512-aaa",
+                                                                "emeraldrapids-avx512-bbb"]
+    assert same_kind_keys(keys, "emeraldrapids-avx512-bbb")[0] == "emeraldrapids-avx512-bbb"
+    assert same_kind_keys(keys, "emeraldrapids-avx2-aaa") == []  # narrower kernels: another kind
+    kind = cpu_key().rsplit("-", 1)[0]
+    table = {"cpu": {"int32": [["generic"]]},
+             "by_cpu": {f"{kind}-elsewhere": {"cpu": {"int32": [["same kind"]]}},
+                        f"not{kind}-x": {"cpu": {"int32": [["other"]]}}}}
+    assert machine_tuning(table, "cpu") == {"int32": [["same kind"]]}
+    table["by_cpu"][cpu_key()] = {"cpu": {"int32": [["this one"]]}}
+    assert machine_tuning(table, "cpu") == {"int32": [["this one"]]}
 
 
 def test_merge_winner_replaces_the_entry_of_that_n():

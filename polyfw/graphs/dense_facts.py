@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from tiling.code_cache import PARALLEL_FROM_ENTRIES, parallel_above
+from tiling.code_cache import PARALLEL_FROM_ENTRIES, mapped_empty, parallel_above
 
 from .reading import once
 
@@ -133,4 +133,4 @@ def copy_into(matrix: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 def contiguous(matrix: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of a 2-D matrix's view (e.g. the kernels' padded rows without the padding)."""
-    return copy_into(matrix, np.empty(matrix.shape, dtype=matrix.dtype))
+    return copy_into(matrix, mapped_empty(matrix.shape, matrix.dtype))

@@ -9,7 +9,9 @@ block loaded once). The same runs with the matrix out of the last-level cache
 give what an element loaded from memory costs; the runs' time outside their
 tile-layers gives a stage's start and barrier, the driver's time per call and
 a task's, for each driver form; the dataflow runtimes' own time per call comes
-from timing them beside the model. The register-block
+from timing them beside the model. Classic with packed operands, in cache,
+gives a product's rate on micro-panels and what copying an element into them
+costs. The register-block
 search's rates (codegen.register_blocks) give each block's product rate.
 The result (schedules.predict.Calibration) is stored per machine in the
 results store (polyfw.machine.calibrations) and read by explore, `polyfw cost
@@ -34,7 +36,7 @@ from codegen.register_blocks import cached_choice
 from codegen.targets import find_target
 from schedules import StageView, build
 from schedules.cost import tile_view
-from schedules.predict import Calibration, predict, task_loads
+from schedules.predict import Calibration, on_panels, packed_elements, packed_stages, predict, task_loads
 from schedules.stages import ROLES
 
 from ..graphs import as_dense, exact_weights, random_graph
@@ -56,7 +58,7 @@ DATAFLOW_RUNTIMES = tuple(r for r in find_target("cpu").option("runtime").choice
 
 def calibration_parts(dtype: str, in_cache_n: int = IN_CACHE_N, out_of_cache_n: int = OUT_OF_CACHE_N) -> int:
     """How many lines calibrate says: one a part measured (a progress bar's length)."""
-    return len(spilling_sizes(in_cache_n, out_of_cache_n, np.dtype(dtype).itemsize)) + 2
+    return len(spilling_sizes(in_cache_n, out_of_cache_n, np.dtype(dtype).itemsize)) + 3
 
 
 def spilling_sizes(in_cache_n: int, largest: int, itemsize: int) -> list[int]:
@@ -153,10 +155,10 @@ class _Host:
         return seconds * scale, last_run, scale
 
     def profiled(self, n: int, tiles: Sequence[int], rounds: int, driver: str = "auto",
-                 both: bool = True) -> list[_Run]:
-        """Each tile's and family's (classic alone unless `both`) fastest run at the reference speed over
-        `rounds` rounds that take every one in turn."""
-        schedules = [(tile, family) for tile in tiles for family in _families(n, tile)[:2 if both else 1]]
+                 families: Callable[[int, int], Sequence[tuple[str, dict]]] = _families) -> list[_Run]:
+        """Each tile's and family's (`families(n, tile)`: classic and the second family by default) fastest
+        run at the reference speed over `rounds` rounds that take every one in turn."""
+        schedules = [(tile, family) for tile in tiles for family in families(n, tile)]
         best: dict[int, tuple[float, dict, float]] = {}
         for _ in range(rounds):
             for at, (tile, family) in enumerate(schedules):
@@ -267,6 +269,31 @@ def _dataflow_seconds(host: _Host, calibration: Calibration, rounds: int, n: int
     return found
 
 
+def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
+            tiles: Sequence[int]) -> Calibration:
+    """The calibration with a product's thread-seconds per relaxation on micro-panels at each tile (its
+    profiled DD time less the calls' cost), and what a packed stage's copying costs a stage and an element
+    (fitted to the profiled packing of each tile's run: the smaller the tile, the more stages a copy),
+    from classic with panels in cache."""
+    runs = host.profiled(n, tiles, rounds, families=lambda n, tile: [("classic", {"panels": True})])
+    packed = {}
+    for run in runs:
+        dd = run.view.role == ROLES.index("DD")
+        calls = int((run.view.call_start & dd).sum())
+        seconds = _role_seconds(run)[ROLES.index("DD")] - calls * calibration.call_seconds(run.view.tile)
+        packed[run.view.tile] = max(seconds, 0.0) / relaxations_by_role(n, run.view.tile)["DD"]
+    from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
+
+    # each run's packing (wall seconds) = its packed stages * a stage's cost + its elements * an element's / threads
+    timed = [(run, on_panels(run.view, "barrier")) for run in runs if run.profile.parts["packing"] > 0]
+    if not timed:  # too small a matrix to pack anything
+        return replace(calibration, packed=packed)
+    rows = [[packed_stages(run.view, on), packed_elements(run.view, on) / run.profile.threads] for run, on in timed]
+    (pack_stage, pack), _ = nnls(np.array(rows) / np.array([[run.profile.parts["packing"]] for run, _ in timed]),
+                                 np.ones(len(timed)))
+    return replace(calibration, packed=packed, pack=float(pack), pack_stage=float(pack_stage))
+
+
 def _register_blocks(dtype: str) -> dict[str, float]:
     """Each measured register block's product rate relative to the chosen one ('RxC', C in elements)."""
     choice = cached_choice(dtype)
@@ -324,10 +351,15 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
             + ", ".join(f"{tile}: {s * 1e9:.2f}" for tile, s in element_load[n * n * itemsize].items()))
     # the other driver form on many tile-layers, for the overheads (its tile-layers cost what they do in the others)
     other = "compiled" if driver_form(in_cache_n, min(tiles)) == "replayed" else "replayed"
-    runs = [*in_cache, *out_of_cache, *host.profiled(in_cache_n, [min(tiles)], repeats, other, both=False)]
+    runs = [*in_cache, *out_of_cache, *host.profiled(in_cache_n, [min(tiles)], repeats, other,
+                                                       lambda n, tile: _families(n, tile)[:1])]
     calibration = _overheads(runs, replace(calibration, element_load=element_load))
     calibration = replace(calibration, dataflow=_dataflow_seconds(host, calibration, repeats, in_cache_n,
                                                                   min(tiles)))
+    calibration = _packed(host, calibration, repeats, in_cache_n, tiles)
+    say(f"{dtype}: on micro-panels, G relaxations/s per thread by tile: " + ", ".join(
+        f"{tile}: {1e-9 / s:.1f}" for tile, s in calibration.packed.items() if s > 0)
+        + f"; packing {calibration.pack_stage * 1e6:.1f} us a stage and {calibration.pack * 1e9:.2f} ns an element")
     say(f"{dtype}: per stage " + ", ".join(f"{form} {s * 1e6:.1f} us" for form, s in calibration.stage.items())
         + "; per call " + ", ".join(f"{form} driver {s * 1e9:.0f} ns" for form, s in calibration.driver.items())
         + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per call "

@@ -218,11 +218,10 @@ def packed_elements(view: StageView, panels: np.ndarray, sides: np.ndarray | Non
     on_panels) read, once a stage (A's blocks (ib, kb), B's (kb, jb))."""
     if not panels.any():
         return 0.0
-    sides = _sides(view) if sides is None else sides
+    sides = (_sides(view) if sides is None else sides)[panels]
     units, stage, blocks = view.units[panels].astype(np.int64), view.stage[panels].astype(np.int64), -(-view.n // view.tile)
     copied = 0.0
-    for rows, columns, size in ((1, 0, sides[panels][:, 1] * sides[panels][:, 0]),
-                                (0, 2, sides[panels][:, 0] * sides[panels][:, 2])):
+    for rows, columns, size in ((1, 0, sides[:, 1] * sides[:, 0]), (0, 2, sides[:, 0] * sides[:, 2])):
         key = (stage * blocks + units[:, rows]) * blocks + units[:, columns]
         _, first = np.unique(key, return_index=True)
         copied += float(size[first].sum())

@@ -275,6 +275,8 @@ def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
     profiled DD time less the calls' cost), and what a packed stage's copying costs a stage and an element
     (fitted to the profiled packing of each tile's run: the smaller the tile, the more stages a copy),
     from classic with panels in cache."""
+    from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
+
     runs = host.profiled(n, tiles, rounds, families=lambda n, tile: [("classic", {"panels": True})])
     packed = {}
     for run in runs:
@@ -282,8 +284,6 @@ def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
         calls = int((run.view.call_start & dd).sum())
         seconds = _role_seconds(run)[ROLES.index("DD")] - calls * calibration.call_seconds(run.view.tile)
         packed[run.view.tile] = max(seconds, 0.0) / relaxations_by_role(n, run.view.tile)["DD"]
-    from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
-
     # each run's packing (wall seconds) = its packed stages * a stage's cost + its elements * an element's / threads
     timed = [(run, on_panels(run.view, "barrier")) for run in runs if run.profile.parts["packing"] > 0]
     if not timed:  # too small a matrix to pack anything

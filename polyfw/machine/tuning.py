@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Collection
 from importlib import resources
 from functools import cache, lru_cache
 from pathlib import Path
@@ -131,7 +132,7 @@ def machine_tuning(table: dict[str, Any], target: str) -> dict[str, Any]:
     return table.get(target, {})
 
 
-def same_kind_keys(keys: Any, key: str) -> list[str]:
+def same_kind_keys(keys: Collection[str], key: str) -> list[str]:
     """`key` if `keys` has it, then the keys of the same LLVM CPU name and ISA, sorted: two hosts of
     one model hide different features from their guests (a hypervisor's choice), which changes the
     key's digest but not the fastest schedule."""

@@ -67,7 +67,9 @@ from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 SCHEDULES = ["classic:tile=128", "classic:tile=256", "generalized:tile=128,kappa=2", "generalized:tile=128,kappa=4",
              "recursive:tile=128", "classic:tile=128,runtime=dataflow", "classic:tile=256,runtime=dataflow",
              "generalized:tile=128,kappa=2,runtime=dataflow", "recursive:tile=128,runtime=dataflow",
-             "classic:tile=128,panels=true", "classic:tile=256,panels=true", "generalized:tile=128,kappa=2,panels=true"]
+             "classic:tile=128,panels=true", "classic:tile=256,panels=true", "generalized:tile=128,kappa=2,panels=true",
+             "classic:tile=128,runtime=dataflow,panels=true", "classic:tile=256,runtime=dataflow,panels=true",
+             "generalized:tile=128,kappa=2,runtime=dataflow,panels=true"]
 #: the min-plus dtypes --schedules times every schedule in, and --tune writes rows for
 TUNED_DTYPES = ("float32", "int32", "float64", "int16")
 #: the issue's targets for solve's default path, as a share of its dtype's ceiling, by dtype and n

@@ -16,6 +16,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 from codegen import generate  # noqa: E402  (first: it sets Numba's CPU features)
 
 import numba  # noqa: E402
+from codegen.kernels import padded_stride  # noqa: E402
 import numpy as np  # noqa: E402
 
 from interleaved import median_seconds, random_distances  # noqa: E402  (benchmarks/interleaved.py)
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
                     for products in (True, False):
                         schedule = build(family, n, tile, products=products, **params)
                         compiled = generate(schedule, "cpu", dtype, runtime=runtime)
-                        buffer = np.zeros((n, compiled.options.columns(n)), dtype=dtype)
+                        buffer = np.zeros((n, padded_stride(n)), dtype=dtype)
                         runs["products" if products else "a layer each"] = (compiled, buffer)
                     seconds = median_seconds(runs, base, args.rounds)
                     rate = {key: n**3 / value / 1e9 for key, value in seconds.items()}

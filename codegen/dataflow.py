@@ -24,6 +24,7 @@ thread reads the counter while it runs).
 """
 from __future__ import annotations
 
+import textwrap
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -32,12 +33,13 @@ import numba
 import numpy as np
 
 from schedules.distribute import tile_layers_in_order
-from schedules.emitted import check_task_graph
+from schedules.emitted import check_published_operands, check_task_graph
+from schedules.packing import published_reader_condition, publishes_within
 from schedules.proofs import UNSAFE, prove
 from schedules.schedule import Schedule
 from schedules.simulate import priority_order
 from schedules.stages import ROLES, StageView
-from tiling.code_cache import load_module
+from tiling.code_cache import load_module, mapped_empty
 from tiling.render import fill
 from tiling.tile_dependences import PredecessorRule, predecessor_rules, readiness_source
 
@@ -104,10 +106,12 @@ def first_ready(level, blocks, n, calls, order, first, last, taken, cursor, wind
     return -1
 
 
+$published
 @njit(parallel=True, nogil=True, cache=True)
 def run_dataflow($matrices, status, calls, order, bounds, level, taken, stamps, clock, delays, tile, n, spins,
-                 window):
-    """bounds[w] .. bounds[w + 1]: worker w's own calls in order; bounds[-2] .. bounds[-1]: every call."""
+                 window, panels, depth):
+    """bounds[w] .. bounds[w + 1]: worker w's own calls in order; bounds[-2] .. bounds[-1]: every call;
+    depth > 0: calls publish their operand blocks to `panels` and products read them there."""
     workers = bounds.shape[0] - 2
     blocks = (n + tile - 1) // tile
     for w in prange(workers):
@@ -142,16 +146,48 @@ def run_dataflow($matrices, status, calls, order, bounds, level, taken, stamps, 
             store_release(level, calls[c, 2] * blocks + calls[c, 3], calls[c, 1] + calls[c, 4])
 '''
 
+#: the products that read published operands (schedules.packing.published_readers), and a call's
+#: dispatch with them: a product reads them when every layer it runs does, and every call publishes
+_PUBLISHED = '''
+@njit(cache=True, inline="always")
+def reads_published(n, kb, ib, jb):
+    return $condition
+
+
+@njit(cache=True)
+def call_reads_published(n, calls, c):
+    """Whether call c is a product whose every layer reads its operands where their publishers copied them."""
+    if calls[c, 0] != PRODUCT:
+        return False
+    for layer in range(calls[c, 1], calls[c, 1] + calls[c, 4]):
+        if not reads_published(n, layer, calls[c, 2], calls[c, 3]):
+            return False
+    return True
+
+'''
+_PUBLISHED_DISPATCH = """if depth > 0 and call_reads_published(n, calls, c):
+    relax_published(a, panels, depth, k0, k1, i0, i1, j0, j1, status)
+else:
+$dispatch
+if depth > 0:
+    publish_operands(a, panels, depth, calls[c, 1], calls[c, 2], calls[c, 3], calls[c, 4], tile, n)"""
+
+
 def dataflow_source(tile: int, options: KernelOptions, kernels_module: str,
                     rules: tuple[PredecessorRule, ...] | None = None) -> str:
     """The runtime's module for one tile size over one kernel module (n is a runtime argument);
     `rules`: the readiness rules to render (default: isl's direct predecessors for this tile)."""
     load = "load_acquire(level, ($i) * blocks + ($j))"
     rules = predecessor_rules(None, tile) if rules is None else rules
-    return fill(_SOURCE, tile=tile, kernels=kernels_module, imports=", ".join(DISPATCHED[options.predecessors]),
+    dispatch, imports, published = dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1"), \
+        DISPATCHED[options.predecessors], ""
+    if options.has_panels:
+        dispatch = fill(_PUBLISHED_DISPATCH, dispatch=textwrap.indent(dispatch, "    "))
+        imports += ("publish_operands", "relax_published")
+        published = fill(_PUBLISHED, condition=published_reader_condition(tile, rules))
+    return fill(_SOURCE, tile=tile, kernels=kernels_module, imports=", ".join(imports),
                 readiness=readiness_source(rules, load), operands=readiness_source(rules, load, own=False),
-                matrices=options.matrices,
-                dispatch=dispatch_source(options.predecessors, "calls[c, 0]", "k0, k1, i0, i1, j0, j1"))
+                matrices=options.matrices, dispatch=dispatch, published=published)
 
 
 def tile_calls(view: StageView) -> tuple[np.ndarray, np.ndarray]:
@@ -197,8 +233,11 @@ class DataflowRun:
     """What a dataflow CompiledSchedule calls: the compiled runtime, the tile-layers and their priorities."""
 
     def __init__(self, runtime, calls: np.ndarray, priorities: np.ndarray, n: int, tile: int,
-                 owned: bool = True) -> None:
+                 owned: bool = True, panels: np.dtype | None = None) -> None:
         self.runtime, self.calls, self.n, self.tile, self.owned = runtime, calls, n, tile, owned
+        #: the element type of the micro-panels operands are published to, None: products read in place
+        self.panels = panels
+        self._published = None
         #: indices of `calls`, the one workers prefer first (a permutation; tests try others)
         self.priorities = priorities
         #: (start, end) tickets of every call in the last run, and the injected delays (pause loops)
@@ -213,10 +252,14 @@ class DataflowRun:
         taken = np.zeros(len(calls), dtype=np.int64)
         clock = np.zeros(1, dtype=np.int64)
         stamps = np.zeros((len(calls), 2), dtype=np.int64)
+        depth = blocks * self.tile if self.panels is not None else 0
+        if self._published is None or self._published.size != 2 * depth * depth:
+            self._published = mapped_empty(2 * depth * depth, self.panels if self.panels is not None else arguments[0].dtype)
+        panels = self._published
 
         def run() -> None:
             self.runtime(*arguments, calls, order, bounds, level, taken, stamps, clock,
-                         self.delays[self.priorities], self.tile, self.n, SPINS, WINDOW)
+                         self.delays[self.priorities], self.tile, self.n, SPINS, WINDOW, panels, depth)
 
         told = PROGRESS.get()
         if told is None:
@@ -262,8 +305,12 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned:
     rules = predecessor_rules(None, schedule.tile)
     view = tile_layers_in_order(schedule, "the dataflow runtime")
     calls, first = tile_calls(view)
+    what = f"the dataflow runtime for {schedule.name}"
     if not unproved:
-        check_task_graph(call_units(calls), schedule.n, schedule.tile, rules, f"the dataflow runtime for {schedule.name}")
+        check_task_graph(call_units(calls), schedule.n, schedule.tile, rules, what)
+    published = publishes(view, options)
+    if published:
+        check_published_operands(schedule.tile, rules, what)
     source = dataflow_source(schedule.tile, options, kernels.__name__, rules)
     runtime = load_module(source, "dataflow").run_dataflow
     matrix = f"{options.matrix_dtype}[:, ::1]"
@@ -271,7 +318,15 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned:
     table, vector = "int64[:, ::1]", "int64[::1]"
     if not runtime.signatures:
         runtime.compile(f"void({matrix}{pred}, {vector}, {table}, {vector}, {vector}, {vector}, {vector}, {table}, "
-                        f"{vector}, {vector}, int64, int64, int64, int64)")
+                        f"{vector}, {vector}, int64, int64, int64, int64, {options.matrix_dtype}[::1], int64)")
         runtime.disable_compile()
     priorities = call_priorities(priority_order(view, priority), first)
-    return DataflowRun(runtime, calls, priorities, schedule.n, schedule.tile, owned), source
+    return DataflowRun(runtime, calls, priorities, schedule.n, schedule.tile, owned,
+                       np.dtype(options.matrix_dtype) if published else None), source
+
+
+def publishes(view: StageView, options: KernelOptions) -> bool:
+    """Whether the runtime publishes operand blocks to micro-panels: the schedule packs operands
+    (tree.PACK_MARK), its products read register blocks, and the panels fit (packing.publishes_within)."""
+    return bool(view.packed.any()) and options.has_panels \
+        and publishes_within(view.n, view.tile, np.dtype(options.matrix_dtype).itemsize)

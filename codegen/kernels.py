@@ -50,7 +50,8 @@ ROLE_KERNELS = {"I": "relax_closure", "SD_row": "relax_product", "SD_col": "rela
 #: tile kernel -> its number in a task list's (kernel, ...) rows (with predecessors every number runs
 #: relax_layers_pred); the CPU driver, the dataflow runtime and the MPI batches all read it from here
 TILE_KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_closure": 2, "relax_layers_pred": 0}
-#: a product call's number once run_tasks has packed its operands (schedules.packing); only run_tasks sees it
+#: a product call's number once its operands are packed (schedules.packing): run_tasks marks the calls of a
+#: packed stage, the dataflow runtime the products whose operand blocks are published to it
 PANELS = 3
 #: columns of a driver's task tables: a call's (kernel, kb, ib, jb, layers), a task's first call and zeros
 TABLE_COLUMNS = 5
@@ -368,6 +369,31 @@ def pack_columns(a, panels, at, stride, k0, k1, j0, j1):
         for k in range(k0, k1):
             for c in range(columns):
                 panels[base + k * columns + c] = a[k, j + c]
+
+
+@njit(cache=$cache)
+def publish_operands(a, panels, depth, kb, ib, jb, layers, tile, n):
+    """The dataflow runtime's packing (schedules.packing.published_operand_problem): once a call has run
+    layers kb..kb+layers-1 of block (ib, jb) off the diagonal, the block is A of every product of layer jb
+    when jb is among them, and B of every product of layer ib when ib is; it is copied then into the
+    full-depth micro-panels those products read (depth: n rounded up to the tile; A's rows at
+    i * depth + k * $rows, B's columns after all of A's, at (depth + j) * depth + k * $columns)."""
+    if ib == jb:
+        return
+    i0, i1 = np.uint64(tile * ib), np.uint64(min(tile * ib + tile, n))
+    j0, j1 = np.uint64(tile * jb), np.uint64(min(tile * jb + tile, n))
+    deep = np.uint64(depth)
+    if kb <= jb and jb < kb + layers:
+        pack_rows(a, panels, i0 * deep + j0 * np.uint64($rows), deep, j0, j1, i0, i1)
+    if kb <= ib and ib < kb + layers:
+        pack_columns(a, panels, (deep + j0) * deep + i0 * np.uint64($columns), deep, i0, i1, j0, j1)
+
+
+@njit(cache=$cache)
+def relax_published(a, panels, depth, k0, k1, i0, i1, j0, j1, status):
+    """A product whose operand blocks' producers published them (publish_operands)."""
+    relax_panels(a, panels, i0 * depth + k0 * $rows, (depth + j0) * depth + k0 * $columns, depth, k0, k1, i0, i1,
+                 j0, j1, status)
 
 
 @njit(parallel=True, cache=$cache)
@@ -720,4 +746,6 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
             "pack_rows": f"void({matrix}, {panels}, {', '.join(['uint64'] * 6)})",
             "pack_columns": f"void({matrix}, {panels}, {', '.join(['uint64'] * 6)})",
             "pack_operands": f"Tuple(({panels}, int64))({matrix}, {table}, int64, int64, {panels})",
+            "publish_operands": f"void({matrix}, {panels}, {', '.join(['int64'] * 7)})",
+            "relax_published": f"void({matrix}, {panels}, int64, {bounds}, int64[::1])",
             "run_tasks": tasks}

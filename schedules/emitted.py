@@ -33,6 +33,7 @@ from tiling.dependences import dependence_model
 from tiling.isl_utils import image_of_point, lex_before_at, sample_pair
 from tiling.tile_dependences import PredecessorRule, rules_waits, unordered_pairs
 
+from .packing import published_operand_problem
 from .tree_to_map import flatten_below
 from .legality import tile_lift
 
@@ -188,3 +189,11 @@ def check_task_graph(units: np.ndarray, n: int, tile: int, rules: tuple[Predeces
     problem = _rules_problem(tile, rules)
     if problem:
         raise UnsafeCodeError(f"refusing {what}: its readiness test is incomplete: {problem}")
+
+
+def check_published_operands(tile: int, rules: tuple[PredecessorRule, ...], what: str) -> None:
+    """The dataflow runtime's published operands: the copies its products read hold every update the
+    relaxed model asks for, and exist before they are read (schedules.packing.published_operand_problem)."""
+    problem = published_operand_problem(tile, rules)
+    if problem:
+        raise UnsafeCodeError(f"refusing {what}: its published operands are not proved: {problem}")

@@ -12,15 +12,24 @@ it would have read in place, whatever the order inside the stage. Points of
 other instances run before the stage starts or after it ends (stages are
 separated by barriers), so only pairs inside one instance matter. This module
 proves that, or names a write and a read that break it.
+
+The dataflow runtime has no stages: there a block is copied by the call that
+brings it to the layer its readers need, and the products of that layer
+read the copy; published_operand_problem proves those copies hold what
+every read needs and exist before it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 import islpy as isl
 
+from functools import cache
+
 from tiling import model
+from tiling.dependences import relaxed_dependences
+from tiling.isl_ast import expr_to_python
 from tiling.isl_utils import image_of_point, sample_pair
+from tiling.tile_dependences import TILE, TILE_ITERATORS, PredecessorRule, rules_waits, tile_map
 
 from .tree import PACK_MARK, mark_instances, points_to_tiles
 
@@ -76,3 +85,78 @@ def packing_violations(tree: isl.Schedule, n: int | None, tile: int) -> list[Pac
                                       (image_of_point(to_tiles, writer, params), image_of_point(to_tiles, reader, params)),
                                       params))
     return found
+
+
+#: the most bytes of micro-panels the dataflow runtime publishes operands to (twice the padded matrix); a
+#: larger run's products read in place
+PUBLISHED_BYTES = 2 << 30
+
+
+def publishes_within(n: int, tile: int, itemsize: int) -> bool:
+    """Whether the published panels of an n-vertex run in `tile` blocks fit under PUBLISHED_BYTES."""
+    depth = -(-n // tile) * tile
+    return 2 * depth * depth * itemsize <= PUBLISHED_BYTES
+
+
+#: per operand read, the tile-layer whose end the dataflow runtime copies the operand block at: the one that
+#: gives that block the reader's layer
+PUBLISHERS = (("R_row", f"{TILE}[kb, ib, jb] -> {TILE}[kb, ib, kb]"), ("R_col", f"{TILE}[kb, ib, jb] -> {TILE}[kb, kb, jb]"))
+
+
+def _same_block_later(text: str = "<=") -> isl.Map:
+    return isl.Map(f"[n] -> {{ {TILE}[k, i, j] -> {TILE}[k2, i, j] : k {text} k2 }}")
+
+
+@cache
+def published_readers(tile: int, rules: tuple[PredecessorRule, ...]) -> isl.Set:
+    """The tile-layers that read both operands from published copies, for every n: the products off their
+    layer's row and column that `rules` make wait for both publishers (a last block one vertex wide moves
+    nothing in its layer, so the rules need not wait for its publishers: those read in place)."""
+    to_tiles = tile_map(None, tile)
+    readers = isl.Set(f"[n] -> {{ {TILE}[kb, ib, jb] : ib != kb and jb != kb }}").intersect(to_tiles.range())
+    waited = _same_block_later().apply_range(rules_waits(rules)).reverse()  # v -> u: v waits for u's layer
+    for _, copy in PUBLISHERS:
+        readers = readers.intersect(isl.Map(f"[n] -> {{ {copy} }}").intersect(waited).domain())
+    return readers.coalesce()
+
+
+def published_reader_condition(tile: int, rules: tuple[PredecessorRule, ...]) -> str:
+    """published_readers as a Python condition on kb, ib, jb and n, for the runtime to render."""
+    readers = published_readers(tile, rules)
+    first = readers.dim(isl.dim_type.param)
+    readers = readers.move_dims(isl.dim_type.param, first, isl.dim_type.set, 0, len(TILE_ITERATORS))
+    for offset, name in enumerate(TILE_ITERATORS):
+        readers = readers.set_dim_name(isl.dim_type.param, first + offset, name)
+    build = isl.AstBuild.from_context(isl.Set.universe(readers.params().get_space()))
+    return expr_to_python(build.expr_from_set(readers.params()))
+
+
+@cache
+def published_operand_problem(tile: int, rules: tuple[PredecessorRule, ...],
+                              publishers: tuple[tuple[str, str], ...] = PUBLISHERS) -> str | None:
+    """Why a product of published_readers may not read an operand block from the copy its publisher
+    (`publishers`, by the relaxed relation of the read) takes, or None; proved for every n.
+
+    The copy is right when every point that the relaxed model says must come before a read of the
+    operand is in the publisher's block at a layer up to the publisher's own (a block takes its layers in
+    order, so all of them are in the copy), and it exists when `rules` make the reader wait until the
+    publisher's block is past the publisher's layer. Later layers of that block may land in place
+    before the product runs; its reads of the copy then see older values, which are what this layer's
+    exact order gives.
+    """
+    readers, to_tiles = published_readers(tile, rules), tile_map(None, tile)
+    waited = _same_block_later().apply_range(rules_waits(rules))
+    for name, relation in relaxed_dependences(None).ordered.items():
+        publisher = isl.Map(f"[n] -> {{ {dict(publishers)[name]} }}").intersect_domain(readers)
+        tiled = to_tiles.reverse().apply_range(relation).apply_range(to_tiles).intersect_range(readers)
+        missed = tiled.apply_range(publisher).subtract(_same_block_later())  # a source the copy does not hold
+        if not missed.is_empty():
+            source, copy, params = sample_pair(missed)
+            return (f"at n = {params.get('n')}, T[{','.join(map(str, source))}] must come before a read of the copy "
+                    f"T[{','.join(map(str, copy))}] publishes ({name}), but that copy does not hold it")
+        unready = publisher.reverse().subtract(waited)
+        if not unready.is_empty():
+            copy, reader, params = sample_pair(unready)
+            return (f"at n = {params.get('n')}, T[{','.join(map(str, reader))}] reads the copy T[{','.join(map(str, copy))}] "
+                    f"publishes ({name}) without waiting for it")
+    return None

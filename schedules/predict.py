@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from numba import njit
 
+from .packing import publishes_within
 from .simulate import list_schedule, predecessor_table, priority_order, stage_barrier_times
 from .stages import ROLES, StageView
 
@@ -202,24 +203,32 @@ def task_loads(view: StageView, sides: np.ndarray | None = None, capacity: float
                        view.n_tasks, float(capacity), on_panels)
 
 
-def on_panels(view: StageView, runtime: str) -> np.ndarray:
-    """(U,) bool: the units that read their operands from micro-panels: the products of a packed stage,
-    on the barrier runtime (the only one that packs)."""
-    return view.packed & (view.role == ROLES.index("DD")) & (runtime == "barrier")
+def on_panels(view: StageView, runtime: str, itemsize: int = 4) -> np.ndarray:
+    """(U,) bool: the units that read their operands from micro-panels: on the barrier runtime the
+    products of a packed stage; on a dataflow runtime, once the schedule packs and the panels of
+    `itemsize`-byte elements fit (packing.publishes_within), every product off its layer's row and column."""
+    products = view.role == ROLES.index("DD")
+    if runtime == "barrier":
+        return view.packed & products
+    return products & (bool(view.packed.any()) and publishes_within(view.n, view.tile, itemsize))
 
 
-def packed_stages(view: StageView, panels: np.ndarray) -> int:
-    """The stages that pack (those with a unit on micro-panels)."""
-    return len(np.unique(view.stage[panels]))
+def packed_stages(view: StageView, panels: np.ndarray, runtime: str = "barrier") -> int:
+    """The stages that pack (those with a unit on micro-panels); a dataflow runtime has none (its calls
+    publish their own blocks)."""
+    return len(np.unique(view.stage[panels])) if runtime == "barrier" else 0
 
 
-def packed_elements(view: StageView, panels: np.ndarray, sides: np.ndarray | None = None) -> float:
-    """Elements the packed stages copy into micro-panels: each operand block their products (`panels`,
-    on_panels) read, once a stage (A's blocks (ib, kb), B's (kb, jb))."""
+def packed_elements(view: StageView, panels: np.ndarray, sides: np.ndarray | None = None,
+                    runtime: str = "barrier") -> float:
+    """Elements copied into micro-panels: each operand block the products on them (`panels`, on_panels)
+    read (A's blocks (ib, kb), B's (kb, jb)), once a stage on the barrier runtime, once a layer on a
+    dataflow runtime."""
     if not panels.any():
         return 0.0
     sides = (_sides(view) if sides is None else sides)[panels]
-    units, stage, blocks = view.units[panels].astype(np.int64), view.stage[panels].astype(np.int64), -(-view.n // view.tile)
+    units, blocks = view.units[panels].astype(np.int64), -(-view.n // view.tile)
+    stage = view.stage[panels].astype(np.int64) if runtime == "barrier" else units[:, 0]
     copied = 0.0
     for rows, columns, size in ((1, 0, sides[:, 1] * sides[:, 0]), (0, 2, sides[:, 0] * sides[:, 2])):
         key = (stage * blocks + units[:, rows]) * blocks + units[:, columns]
@@ -239,7 +248,7 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     rate = calibration.register_blocks.get(register_block, 1.0) if register_block else 1.0
     per_role = calibration.per_relaxation(view.tile) / rate
     roles = view.role.astype(np.int64)
-    panels = on_panels(view, runtime)
+    panels = on_panels(view, runtime, np.dtype(calibration.dtype).itemsize)
     per_unit = np.where(panels, calibration.packed_relaxation(view.tile) / rate, per_role[roles])
     work = relaxations * per_unit + view.call_start * calibration.call_seconds(view.tile)
     loads = task_loads(view, sides, calibration.capacity(), panels)
@@ -248,9 +257,10 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     memory = loads * load_seconds
     parts = {role: float(work[roles == r].sum()) / threads for r, role in enumerate(ROLES)}
     parts["memory"] = float(memory.sum()) / threads
-    # every thread copies a share of a stage's panels as it starts (codegen.kernels.pack_operands)
-    parts["packing"] = (packed_stages(view, panels) * calibration.pack_stage
-                        + packed_elements(view, panels, sides) * (calibration.pack + load_seconds) / threads)
+    # every thread copies a share of a stage's panels as it starts (codegen.kernels.pack_operands), or of
+    # the blocks its calls publish (codegen.dataflow)
+    parts["packing"] = (packed_stages(view, panels, runtime) * calibration.pack_stage
+                        + packed_elements(view, panels, sides, runtime) * (calibration.pack + load_seconds) / threads)
     lengths = work.copy()
     lengths[view.task_start[:-1]] += memory  # a task's loads where it starts
     calls = int(view.call_start.sum())

@@ -13,7 +13,7 @@ from polyfw.explore.store import Store
 from polyfw.explore.strategies import stratified
 from polyfw.machine import calibrate, calibrations
 from polyfw.method import fastest_exact
-from schedules import build
+from schedules import build, packing
 from schedules.cost import tile_view
 from schedules.order_rules import order_settings, refuted_orders
 from schedules.predict import PREDICTED_PARTS, Calibration, predict, task_loads
@@ -70,27 +70,32 @@ def test_a_task_whose_blocks_outgrow_the_threads_cache_loads_them_again():
     assert predict(view, cramped).parts["memory"] > predict(view, roomy).parts["memory"]
 
 
-def test_packed_operands_are_priced_by_their_rate_their_copies_and_the_loads_they_save():
+def test_packed_operands_are_priced_by_their_rate_their_copies_and_the_loads_they_save(monkeypatch):
     """Classic with panels: its DD tile-layers at the micro-panel rate, each operand block copied once a
-    stage, and out of cache a product loads only the block it writes; the runtimes that do not pack
-    (dataflow) price it as in place."""
+    stage (each stage paying its own start), and out of cache a product loads only the block it writes.
+    The dataflow runtime's products read the blocks their publishers copied once a layer, with no stage to
+    start; past the panels' memory bound they read in place."""
     n, tile = 512, 128
     packed, in_place = (tile_view(build("classic", n, tile, panels=flag)) for flag in (True, False))
     dd = packed.role == ROLES.index("DD")
     assert np.array_equal(packed.packed, dd) and not in_place.packed.any()
     calibration = _calibration(element_load={1 << 12: {tile: 2e-9}}, in_cache_bytes=1 << 10,
-                               packed={tile: 2e-11}, pack=3e-9)
+                               packed={tile: 2e-11}, pack=3e-9, pack_stage=1e-4)
     on, off = predict(packed, calibration), predict(in_place, calibration)
     relaxations = 3 * 3 * 4 * tile**3  # the DD tile-layers: (Q - 1)^2 blocks a layer, Q layers
     assert on.parts["DD"] == pytest.approx(relaxations * 2e-11 / 2)
     assert off.parts["DD"] == pytest.approx(relaxations * 4e-11 / 2) and off.parts["packing"] == 0
     # each stage packs A's 3 blocks of its column and B's 3 of its row, each read from memory
-    assert on.parts["packing"] == pytest.approx(4 * 6 * tile**2 * (3e-9 + 2e-9) / 2)
+    assert on.parts["packing"] == pytest.approx(4 * 1e-4 + 4 * 6 * tile**2 * (3e-9 + 2e-9) / 2)
     saved = task_loads(in_place).sum() - task_loads(packed, on_panels=dd).sum()
     assert saved == 4 * 9 * 2 * tile**2  # every DD tile-layer's two operand blocks
     assert off.parts["memory"] - on.parts["memory"] == pytest.approx(saved * 2e-9 / 2)
-    assert predict(packed, calibration, "dataflow").seconds == pytest.approx(
-        predict(in_place, calibration, "dataflow").seconds)
+    flow_on, flow_off = (predict(view, calibration, "dataflow") for view in (packed, in_place))
+    assert flow_on.parts["DD"] == pytest.approx(on.parts["DD"]) and flow_off.parts["DD"] == pytest.approx(off.parts["DD"])
+    assert flow_on.parts["packing"] == pytest.approx(4 * 6 * tile**2 * (3e-9 + 2e-9) / 2)
+    assert flow_off.parts["packing"] == 0
+    monkeypatch.setattr(packing, "PUBLISHED_BYTES", 2 * n * n * 4 - 1)
+    assert predict(packed, calibration, "dataflow").seconds == pytest.approx(flow_off.seconds)
     # a calibration that never measured panels prices their products as in-place ones
     assert predict(packed, _calibration()).parts["DD"] == pytest.approx(predict(in_place, _calibration()).parts["DD"])
 

@@ -34,6 +34,9 @@ def test_smallest_parameter_instance():
     relation = isl.Map("[n] -> { [x] -> [y] : 0 <= x < y < n }")
     smallest = iu.smallest_parameter_instance(relation)
     assert iu.sample_pair(smallest)[2] == {"n": 2}
+    # past the scan, isl's own smallest value
+    far = isl.Map("[n] -> { [x] -> [y] : 0 <= x < y < n and n >= 1000 }")
+    assert iu.sample_pair(iu.smallest_parameter_instance(far, limit=8))[2] == {"n": 1000}
 
 
 def test_sample_pair_is_lexmin():

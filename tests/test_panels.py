@@ -1,4 +1,8 @@
 """Packed operands: a stage's product operands copied once into micro-panels, proved, generated, exact."""
+import itertools
+import sys
+
+import islpy as isl
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,9 +14,11 @@ from codegen.kernels import PANELS, TILE_KERNEL_NUMBERS
 from polyfw.graphs import as_dense, random_graph
 from schedules.families import CLASSIC_STAGES, from_spec
 from schedules.legality import IllegalScheduleError, check, find_violations, illegal_sizes
-from schedules.packing import packed_instances
+from schedules.packing import (PUBLISHERS, packed_instances, published_operand_problem, published_reader_condition,
+                               published_readers)
 from schedules.proofs import RefusedScheduleError
 from schedules.tree import PACK_MARK, Band, Sequence_, stage
+from tiling.tile_dependences import predecessor_rules
 
 
 def marks_in(schedule) -> int:
@@ -145,4 +151,134 @@ def test_operand_blocks_with_no_path_are_not_copied_and_products_over_them_stay_
     expected = matrix.copy()
     floyd_warshall_nest(expected)
     assert generate(schedules.build("classic", n, tile, panels=True), dtype="float32")(matrix) == -1
+    np.testing.assert_array_equal(matrix, expected)
+
+
+# the dataflow runtime: blocks published by the call that gives them their readers' layer
+
+def _published(family: str, n: int, tile: int, dtype: str, runtime: str = "dataflow", **params):
+    compiled = generate(schedules.build(family, n, tile, panels=True, **params), dtype=dtype, runtime=runtime)
+    assert compiled._run.panels == np.dtype(dtype) and "relax_published(" in compiled.source
+    return compiled
+
+
+@pytest.mark.parametrize("tile", [16, 64, 256])
+def test_published_operands_are_proved_for_every_n_and_a_wrong_publisher_is_refused_with_a_witness(tile):
+    """The copy a product reads holds every update the relaxed model asks for and exists before it: proved
+    with isl for every n. A copy taken a layer early misses the operand's own layer; one taken a layer late
+    is one no reader waits for."""
+    rules = predecessor_rules(None, tile)
+    assert published_operand_problem(tile, rules) is None
+    early = (("R_row", "T[kb, ib, jb] -> T[kb - 1, ib, kb]"), PUBLISHERS[1])
+    late = (PUBLISHERS[0], ("R_col", "T[kb, ib, jb] -> T[kb + 1, kb, jb]"))
+    assert "does not hold it" in published_operand_problem(tile, rules, early)
+    assert "without waiting for it" in published_operand_problem(tile, rules, late)
+
+
+def test_a_last_block_one_vertex_wide_has_its_layers_products_read_in_place():
+    """Its layer moves nothing, so the readiness rules do not wait for its publishers: those products are
+    not readers, and every product of every other layer is."""
+    tile = 16
+    rules = predecessor_rules(None, tile)
+    readers = published_readers(tile, rules)
+    condition = compile(published_reader_condition(tile, rules), "<readers>", "eval")
+    for n in (33, 40, 48):
+        blocks = -(-n // tile)
+        for kb, ib, jb in itertools.product(range(blocks), repeat=3):
+            product = ib != kb and jb != kb
+            one_wide = tile * kb == n - 1
+            expected = product and not (one_wide and ib < kb and jb < kb)
+            point = isl.Set(f"{{ T[{kb}, {ib}, {jb}] }}")
+            assert (not readers.fix_val(isl.dim_type.param, 0, n).intersect(point).is_empty()) == expected
+            assert bool(eval(condition, {}, {"kb": kb, "ib": ib, "jb": jb, "n": n})) == expected
+
+
+def test_a_call_publishes_its_block_where_the_products_of_its_layer_read_it():
+    """Block (ib, jb) with layer jb run is A of layer jb (rows i at i * depth + k * MR), with layer ib run
+    B of layer ib (columns after all of A's): the layout relax_published reads."""
+    n, tile = 40, 16
+    compiled = _published("classic", n, tile, "int32")
+    kernels = sys.modules[compiled._run.runtime.py_func.__module__].publish_operands
+    rows, columns = compiled.options.register_block
+    depth = 48
+    a = np.arange(n * n, dtype=np.int32).reshape(n, n)
+    panels = np.full(2 * depth * depth, -1, dtype=np.int32)
+    kernels(a, panels, depth, 1, 0, 1, 1, tile, n)  # block (0, 1) at layer 1: A
+    kernels(a, panels, depth, 0, 0, 2, 1, tile, n)  # block (0, 2) at layer 0: neither
+    for i in range(0, tile // rows * rows):
+        for k in range(16, 32):
+            assert panels[i // rows * rows * depth + k * rows + i % rows] == a[i, k]
+    assert (panels[depth * depth:] == -1).all()
+    kernels(a, panels, depth, 2, 2, 1, 1, tile, n)  # block (2, 1) at layer 2: B
+    for j in range(16, 16 + tile // columns * columns):
+        for k in range(32, 40):
+            assert panels[depth * depth + (16 + (j - 16) // columns * columns) * depth + k * columns + (j - 16) % columns] \
+                == a[k, j]
+
+
+@pytest.mark.parametrize("runtime", ["dataflow", "dataflow-shared"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int16", "float64"])
+@pytest.mark.parametrize("family, n, tile, params", [("classic", 70, 16, {}), ("classic", 65, 16, {}),
+                                                     ("generalized", 203, 32, {"kappa": 3})])
+def test_published_operands_are_exact_in_every_dtype(runtime, dtype, family, n, tile, params):
+    """Negative arcs (no negative cycle); n not a multiple of the tile, a last block one vertex wide."""
+    graph = random_graph(n, m=6 * n, weights=(1, 40), seed=n, potential=8)
+    matrix = as_dense(graph, dtype=dtype)
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    compiled = _published(family, n, tile, dtype, runtime, **params)
+    for _ in range(2):
+        got = matrix.copy()
+        assert compiled(got) == -1
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_published_operands_stay_exact_under_any_priority_and_delays():
+    """Calls taken in random orders and slowed at random: a product still reads a copy its publisher
+    finished, whatever ran since in place."""
+    n, tile = 75, 8
+    graph = random_graph(n, m=5 * n, weights=(1, 30), seed=3, potential=5)
+    matrix = as_dense(graph, dtype="int32")
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    compiled = _published("generalized", n, tile, "int32", kappa=2)
+    run = compiled._run
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        run.priorities = rng.permutation(len(run.calls))
+        run.delays = rng.integers(0, 3000, size=len(run.calls)) * (rng.random(len(run.calls)) < 0.3)
+        got = matrix.copy()
+        assert compiled(got) == -1
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_negative_cycle_is_reported_through_published_operands():
+    matrix = as_dense(random_graph(50, m=200, weights=(1, 9), seed=2), dtype="int32")
+    matrix[40, 3], matrix[3, 40] = -30, 1
+    assert _published("classic", 50, 16, "int32")(matrix) >= 0
+
+
+def test_panels_past_the_memory_bound_leave_the_products_in_place(monkeypatch):
+    monkeypatch.setattr(schedules.packing, "PUBLISHED_BYTES", 2 * 64 * 64 * 4 - 1)
+    compiled = generate(schedules.build("classic", 63, 16, panels=True), dtype="int32", runtime="dataflow")
+    assert compiled._run.panels is None
+    matrix = as_dense(random_graph(63, m=300, weights=(1, 9), seed=5), dtype="int32")
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    assert compiled(matrix) == -1
+    np.testing.assert_array_equal(matrix, expected)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 80), tile=st.sampled_from([4, 8, 16, 32]), kappa=st.integers(1, 4),
+       family=st.sampled_from(["classic", "generalized"]), seed=st.integers(0, 2**16))
+def test_random_published_schedules_are_exact(n, tile, kappa, family, seed):
+    blocks = -(-n // tile)
+    params = {"kappa": min(kappa, blocks)} if family == "generalized" else {}
+    graph = random_graph(n, m=min(4 * n, n * (n - 1)), weights=(1, 9), seed=seed, potential=6)
+    matrix = as_dense(graph, dtype="float32")
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    compiled = generate(schedules.build(family, n, tile, panels=True, **params), dtype="float32", runtime="dataflow")
+    assert compiled(matrix) == -1
     np.testing.assert_array_equal(matrix, expected)

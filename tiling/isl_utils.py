@@ -69,7 +69,13 @@ def smallest_parameter_instance(relation: isl.Map, name: str = "n", limit: int =
         fixed = fix_parameters(relation, {name: value})
         if not fixed.is_empty():
             return fixed
-    raise ValueError(f"{relation} is empty for every {name} <= {limit}")
+    # past the scan (large tiles): isl's own smallest value, when there is one
+    index = relation.get_space().find_dim_by_name(isl.dim_type.param, name)
+    values = relation.params().move_dims(isl.dim_type.set, 0, isl.dim_type.param, index, 1)
+    if values.is_empty() or not values.lexmin().is_bounded():
+        raise ValueError(f"{relation} has no smallest {name} >= 0 for a witness")
+    smallest = values.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    return fix_parameters(relation, {name: smallest})
 
 
 def sample_pair(relation: isl.Map) -> tuple[Coordinates, Coordinates, dict[str, int]]:

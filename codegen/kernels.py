@@ -42,7 +42,7 @@ from tiling.semirings import semiring
 from .intrinsics import target_isa, vector_registers, vector_width
 from .packed_kernels import WORD_BITS, packed_kernel_source
 from .register_blocks import (MAX_ROWS, MAX_VECTORS, PREFETCH, BlockChoice, choose_register_block, default_register_block,
-                              registers_needed)
+                              registers_needed, strip_depth)
 
 DTYPES = ("float32", "float64", "int16", "int32", "uint8")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
@@ -61,10 +61,6 @@ CLOSURE_BLOCK = 32
 #: layers relax_product tests for an operand block with no path at a time (a sparse graph's skipped work):
 #: finer than most tiles, so a product over several layers (schedules.layer_products) skips as much
 SKIP_SPAN = 64
-#: bytes of B's strip (the layers of one block_product times the register block's columns) kept under
-#: half of a 32 KiB L1, so the strip stays there while the register blocks go down it, as BLIS bounds its
-#: k panel: 256 layers of 16 int32 columns; float32's 32 columns at 256 layers lost 10% (Zen 3)
-PRODUCT_STRIP_BYTES = 16384
 #: what a run's profile array counts, in cycles: each role's tile-layers (summed per thread, in
 #: schedules.tree.ROLE_CONDITIONS' order), then the wall time of the packed stages' copies into
 #: micro-panels and of the parallel stages (both in row 0)
@@ -305,7 +301,7 @@ def relax_panels(a, panels, a_at, b_at, stride, k0_, k1_, i0_, i1_, j0_, j1_, st
 def block_product(a, panels, a_at_, b_at_, stride_, origin, k0_, k1_, i0_, i1_, j0_, j1_, status):
     """The product itself: full register blocks, narrower blocks on the edges.
 
-    Rows left below the last full block run as one-row blocks, whole vectors left
+    Rows left below the last full block run as a few blocks of fewer rows (rows_below), whole vectors left
     right of the last full strip as a block of fewer vectors, and the last
     columns short of a vector through the nest's order. With panels (stride > 0) the full
     blocks read them from layer k0 - origin on; the edges read in place.
@@ -337,14 +333,12 @@ def block_product(a, panels, a_at_, b_at_, stride_, origin, k0_, k1_, i0_, i1_, 
                         prefetch(a, k, j + columns + q)
                 b_row += b_ahead
             micro_product(a, i, j, k0, depth)
-        for i in range(i_full, i1):
-            edge_block(a, i, j, k0, depth, np.uint64(1), np.uint64($vectors))
+        rows_below(a, i_full, i1, j, k0, depth, np.uint64($vectors))
     j_vectors = j_full + (j1 - j_full) // width * width
     if j_vectors > j_full:
         for i in range(i0, i_full, rows):
             edge_block(a, i, j_full, k0, depth, rows, (j_vectors - j_full) // width)
-        for i in range(i_full, i1):
-            edge_block(a, i, j_full, k0, depth, np.uint64(1), (j_vectors - j_full) // width)
+        rows_below(a, i_full, i1, j_full, k0, depth, (j_vectors - j_full) // width)
     if j_vectors < j1:
         relax_layers(a, k0_, k1_, i0_, i1_, j_vectors, j1_, status)
 
@@ -632,17 +626,30 @@ def _strip_columns(options: KernelOptions) -> int:
 
 
 def _edge_source(options: KernelOptions, cache: bool) -> str:
-    """edge_block(a, i, j, k0, depth, rows, vectors): the register blocks the product's edges need,
-    one-row blocks of 1..V vectors and full-row blocks of fewer than V vectors."""
+    """edge_block(a, i, j, k0, depth, rows, vectors): the register blocks the product's edges need, full-row
+    blocks of fewer than V vectors and blocks of 1, 2, 4 .. rows (powers of two below R) of 1..V vectors;
+    and rows_below, which runs the rows left below the last full block as such blocks, one per set bit of
+    their count, so that B is read a few times for them, not once a row (one-row blocks cost int32
+    tile-layers of 256 a tenth of their time where 256 is no multiple of R: AVX-512 Zen 4)."""
     ring = semiring(options.semiring)
     rows, vectors = options.register_block[0], options.vectors
-    shapes = [(1, v) for v in range(1, vectors + 1)] + [(rows, v) for v in range(1, vectors) if rows > 1]
+    parts = [1 << p for p in range(rows.bit_length()) if 1 << p < rows]
+    shapes = [(r, v) for r in parts for v in range(1, vectors + 1)] + [(rows, v) for v in range(1, vectors)]
     lines = [""]
     lines += [f'edge_{r}x{v} = semiring_block({r}, {v}, "{ring.plus.name}", "{ring.times.name}")' for r, v in shapes]
     lines += ["", "", f"@njit(cache={cache}, inline=\"always\")", "def edge_block(a, i, j, k0, depth, rows, vectors):"]
     for number, (r, v) in enumerate(shapes):
         lines.append(f"    {'if' if number == 0 else 'elif'} rows == {r} and vectors == {v}:")
         lines.append(f"        edge_{r}x{v}(a, i, j, k0, depth)")
+    if not shapes:  # a 1 x 1 block leaves no edge
+        lines.append("    pass")
+    lines += ["", "", f"@njit(cache={cache}, inline=\"always\")", "def rows_below(a, i, i1, j, k0, depth, vectors):",
+              "    part = np.uint64(" + str(parts[-1] if parts else 0) + ")",
+              "    while part > 0:",
+              "        if (i1 - i) & part:",
+              "            edge_block(a, i, j, k0, depth, part, vectors)",
+              "            i += part",
+              "        part >>= np.uint64(1)"]
     return "\n".join(lines) + "\n"
 
 
@@ -695,7 +702,7 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     line = 64 // itemsize  # elements per cache line
     near, far = options.prefetch
     return source + fill(_PRODUCT, rows=rows, columns=columns, line=line, vectors=options.vectors, near=near, far=far,
-                         span=SKIP_SPAN, depth=max(SKIP_SPAN, PRODUCT_STRIP_BYTES // (columns * itemsize)),
+                         span=SKIP_SPAN, depth=max(SKIP_SPAN, strip_depth(columns, itemsize)),
                          width=columns // options.vectors, cache=cache, no_path=ring.no_path(options.dtype),
                          found=ring.better("a[i, j]", literal(ring.no_path(options.dtype))),
                          pack_rows="\n".join(f"panels[base + k * rows + np.uint64({r})] = a[i + np.uint64({r}), k]"

@@ -6,7 +6,7 @@ AVX-512 part 5 x 4 vectors won for float32 and 6 x 3 for int32, on an AVX2
 part 3 x 4 and 2 x 6. So the first time a dtype's kernels are compiled on a
 CPU, polyfw times its own register block (codegen.intrinsics.semiring_block)
 over the shapes that fit the register file, on a C larger than L2 updated by
-128-deep products as the product kernel runs them (edges included), with k
+products as the product kernel runs them on micro-panels (edges included), with k
 unrolled 1 and 2 times for the best few, then the winner's prefetch distances,
 and keeps the fastest. The choice is
 cached under tiling.code_cache.cache_dir(), keyed by the CPU, next to the compiled code.
@@ -43,14 +43,17 @@ MAX_ROWS, MAX_VECTORS = 16, 4
 #: nothing is measured, and the pairs the search tries
 PREFETCH = (1, 0)
 PREFETCH_CANDIDATES = ((0, 0), (1, 0), (1, 2), (1, 4), (1, 8), (2, 8))
-#: depth of the measured tile-layer (k), and the rows and columns of C it updates (the tile size
-#: the tuning table picks most)
-_DEPTH, _EDGE = 128, 128
+#: bytes of B's strip (the layers of one block_product times the register block's columns) kept under
+#: half of a 32 KiB L1, so the strip stays there while the register blocks go down it, as BLIS bounds its
+#: k panel: 256 layers of 16 int32 columns; float32's 32 columns at 256 layers lost 10% (Zen 3)
+PRODUCT_STRIP_BYTES = 16384
+#: the rows and columns of a measured tile of C (the tile the tuning table picks most at large n)
+_EDGE = 256
 #: what the search measures (its knobs); cached choices of another version are searched again
-SEARCH_VERSION = 4
-#: tiles a side of the C the blocks are measured on: 8 x 8 tiles of 128 x 128 are 4-8 MB, beyond
+SEARCH_VERSION = 5
+#: tiles a side of the C the blocks are measured on: 4 x 4 tiles of 256 x 256 are 2-8 MB, beyond
 #: L2 as a DD stage's C is
-_TILES = 8
+_TILES = 4
 log = logging.getLogger("polyfw")
 #: damaged cache files already reported (path, mtime and size, what was wrong)
 _REPORTED: set[tuple[str, tuple[int, int] | None, str]] = set()
@@ -233,58 +236,83 @@ def override(dtype: str) -> BlockChoice | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _measured_arrays(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """The C and the micro-panels every shape of a search is timed on: one pair, so that no shape
+    gains or loses by where its memory lies (separate arrays, some on huge pages and some not, ranked
+    int32 shapes 15% apart from one run to the next on Zen 4)."""
+    itemsize = np.dtype(dtype).itemsize
+    width = vector_width(itemsize)
+    start, span = strip_depth(width, itemsize), _TILES * _EDGE
+    a = np.ones((start + span, start + span + MAX_VECTORS * width + 16), dtype=dtype)
+    return a, np.ones(2 * _TILES * _EDGE * start, dtype=dtype)
+
+
+def strip_depth(columns: int, itemsize: int) -> int:
+    """Layers of one product pass over C: B's strip within PRODUCT_STRIP_BYTES, at least 64."""
+    return max(64, PRODUCT_STRIP_BYTES // (columns * itemsize))
+
+
 def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 1,
                   prefetch: tuple[int, int] = PREFETCH):
-    """A function timing register blocks as relax_product runs them, returning relaxations/s.
+    """A function timing register blocks as the product kernel runs them on packed operands (the
+    fastest configurations' products: schedules.packing), returning relaxations/s.
 
-    C is 8 x 8 tiles of 128 x 128, larger than L2 as a DD stage's C is (on
+    C is 4 x 4 tiles of 256 x 256, larger than L2 as a DD stage's C is (on
     an L2-resident tile most shapes tie, and some that tie there lose a
-    quarter beyond it), each tile updated by one 128-deep product: full
-    blocks down column strips, C prefetched as `prefetch` says, then one-row
-    and narrower blocks on the edges.
+    quarter beyond it), each tile updated by one product as deep as the
+    kernel's passes (strip_depth): full
+    blocks down column strips reading A's rows and B's columns from
+    micro-panels, C prefetched as `prefetch` says, then the rows left below
+    them as one block and the vectors right of them in place. (Timed in place
+    instead, int32 shapes whose rows divide no tile ranked first on AVX-512
+    Zen 4 and ran its tile-layers of 256 a tenth slower than 16 x 1.)
     """
     ring_ = semiring(ring)
     width = vector_width(np.dtype(dtype).itemsize)
     columns = vectors * width
     full_rows, full_columns = _EDGE // rows * rows, _EDGE // columns * columns
-    left = (_EDGE - full_columns) // width  # vectors right of the last full strip
-    block = semiring_block(rows, vectors, ring_.plus.name, ring_.times.name, unroll)
-    row_block = semiring_block(1, vectors, ring_.plus.name, ring_.times.name)
-    # blocks of `left` vectors (a dummy 1 x 1 where none is needed)
+    below, left = _EDGE - full_rows, (_EDGE - full_columns) // width  # rows under, vectors right of full blocks
+    block = semiring_block(rows, vectors, ring_.plus.name, ring_.times.name, unroll, panels=True)
+    # (dummy 1 x 1 blocks where no edge is needed)
+    below_block = semiring_block(max(below, 1), vectors, ring_.plus.name, ring_.times.name)
     edge_block = semiring_block(rows, max(left, 1), ring_.plus.name, ring_.times.name)
-    corner_block = semiring_block(1, max(left, 1), ring_.plus.name, ring_.times.name)
-    start, line = _DEPTH, 64 // np.dtype(dtype).itemsize
+    corner_block = semiring_block(max(below, 1), max(left, 1), ring_.plus.name, ring_.times.name)
+    layers = strip_depth(columns, np.dtype(dtype).itemsize)
+    start, line = layers, 64 // np.dtype(dtype).itemsize
     near, far = prefetch
+    panel = _EDGE * layers  # one tile row's A (or one tile column's B) over the product's depth
 
     @njit
-    def sweep(a):
-        depth, zero, r, c = np.uint64(_DEPTH), np.uint64(0), np.uint64(rows), np.uint64(columns)
+    def sweep(a, panels):
+        depth, zero, r, c = np.uint64(layers), np.uint64(0), np.uint64(rows), np.uint64(columns)
         for tile_i in range(_TILES):
             for tile_j in range(_TILES):
                 i0, j0 = np.uint64(start + tile_i * _EDGE), np.uint64(start + tile_j * _EDGE)
                 i_full, j_full = i0 + np.uint64(full_rows), j0 + np.uint64(full_columns)
+                a_at, b_at = np.uint64(tile_i * panel), np.uint64((_TILES + tile_j) * panel)
                 for j in range(j0, j_full, c):
                     for i in range(i0, i_full, r):
                         prefetch_ahead(a, i, j, i0, i_full, j_full, r, c, np.uint64(near), np.uint64(line))
                         prefetch_ahead_l2(a, i, j, i0, i_full, j_full, r, c, np.uint64(far), np.uint64(line))
-                        block(a, i, j, zero, depth)
-                    for i in range(i_full, i0 + np.uint64(_EDGE)):
-                        row_block(a, i, j, zero, depth)
+                        block(a, i, j, panels, a_at + (i - i0) * depth, b_at + (j - j0) * depth, depth)
+                    if below:
+                        below_block(a, i_full, j, zero, depth)
                 if left:
                     for i in range(i0, i_full, r):
                         edge_block(a, i, j_full, zero, depth)
-                    for i in range(i_full, i0 + np.uint64(_EDGE)):
-                        corner_block(a, i, j_full, zero, depth)
+                    if below:
+                        corner_block(a, i_full, j_full, zero, depth)
 
     span = _TILES * _EDGE
-    a = np.ones((start + span, start + max(span, columns) + 16), dtype=dtype)
-    sweep(a)
+    a, panels = _measured_arrays(dtype)
+    sweep(a, panels)
 
     def sample(passes: int = 2) -> float:
         started = time.perf_counter()
         for _ in range(passes):
-            sweep(a)
-        return passes * span * span * _DEPTH / (time.perf_counter() - started)
+            sweep(a, panels)
+        return passes * span * span * layers / (time.perf_counter() - started)
 
     return sample
 

@@ -109,9 +109,9 @@ def first_ready(level, blocks, n, calls, order, first, last, taken, cursor, wind
 $published
 @njit(parallel=True, nogil=True, cache=True)
 def run_dataflow($matrices, status, calls, order, bounds, level, taken, stamps, clock, delays, tile, n, spins,
-                 window, panels, depth):
+                 window, panels, published):
     """bounds[w] .. bounds[w + 1]: worker w's own calls in order; bounds[-2] .. bounds[-1]: every call;
-    depth > 0: calls publish their operand blocks to `panels` and products read them there."""
+    published: calls publish their operand blocks to `panels` and products read them there."""
     workers = bounds.shape[0] - 2
     blocks = (n + tile - 1) // tile
     for w in prange(workers):
@@ -165,12 +165,12 @@ def call_reads_published(n, calls, c):
     return True
 
 '''
-_PUBLISHED_DISPATCH = """if depth > 0 and call_reads_published(n, calls, c):
-    relax_published(a, panels, depth, k0, k1, i0, i1, j0, j1, status)
+_PUBLISHED_DISPATCH = """if published and call_reads_published(n, calls, c):
+    relax_published(a, panels, tile, n, k0, k1, i0, i1, j0, j1, status)
 else:
 $dispatch
-if depth > 0:
-    publish_operands(a, panels, depth, calls[c, 1], calls[c, 2], calls[c, 3], calls[c, 4], tile, n)"""
+if published:
+    publish_operands(a, panels, calls[c, 1], calls[c, 2], calls[c, 3], calls[c, 4], tile, n)"""
 
 
 def dataflow_source(tile: int, options: KernelOptions, kernels_module: str,
@@ -237,7 +237,6 @@ class DataflowRun:
         self.runtime, self.calls, self.n, self.tile, self.owned = runtime, calls, n, tile, owned
         #: the element type of the micro-panels operands are published to, None: products read in place
         self.panels = panels
-        self._published = None
         #: indices of `calls`, the one workers prefer first (a permutation; tests try others)
         self.priorities = priorities
         #: (start, end) tickets of every call in the last run, and the injected delays (pause loops)
@@ -252,22 +251,55 @@ class DataflowRun:
         taken = np.zeros(len(calls), dtype=np.int64)
         clock = np.zeros(1, dtype=np.int64)
         stamps = np.zeros((len(calls), 2), dtype=np.int64)
-        depth = blocks * self.tile if self.panels is not None else 0
-        if self._published is None or self._published.size != 2 * depth * depth:
-            self._published = mapped_empty(2 * depth * depth, self.panels if self.panels is not None else arguments[0].dtype)
-        panels = self._published
+        published = self.panels is not None
+        size = 2 * (blocks * self.tile) ** 2 if published else 0  # a tile x tile slot a block and layer, for A and B
+        buffer = PANEL_POOL.take(size, self.panels if published else arguments[0].dtype)
+        panels = buffer[:size]
 
         def run() -> None:
             self.runtime(*arguments, calls, order, bounds, level, taken, stamps, clock,
-                         self.delays[self.priorities], self.tile, self.n, SPINS, WINDOW, panels, depth)
+                         self.delays[self.priorities], self.tile, self.n, SPINS, WINDOW, panels, published)
 
         told = PROGRESS.get()
-        if told is None:
-            run()
-        else:
-            _watched(run, clock, len(calls), told(len(calls)))
+        try:
+            if told is None:
+                run()
+            else:
+                _watched(run, clock, len(calls), told(len(calls)))
+        finally:
+            PANEL_POOL.give(buffer)
         self.stamps = np.empty_like(stamps)
         self.stamps[self.priorities] = stamps
+
+
+class PanelPool:
+    """Scratch micro-panels for published operands, one buffer per run at a time: the last one a run gave
+    back is kept for the next (fresh memory costs its page faults again: 8 ms for 32 MiB) unless it holds
+    more than KEPT_BYTES, so a process that ran a large matrix once does not hold its panels."""
+
+    #: the most bytes of panels kept between runs
+    KEPT_BYTES = 256 << 20
+
+    def __init__(self) -> None:
+        self._idle: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def take(self, size: int, dtype: np.dtype) -> np.ndarray:
+        """A buffer of at least `size` elements of `dtype` (the idle one when it fits, else a new one)."""
+        with self._lock:
+            idle, self._idle = self._idle, None
+        if idle is not None and idle.dtype == dtype and size <= idle.size:
+            return idle
+        return mapped_empty(size, dtype)
+
+    def give(self, buffer: np.ndarray) -> None:
+        """A run is done with `buffer`: kept for the next if small enough."""
+        if 0 < buffer.nbytes <= self.KEPT_BYTES:
+            with self._lock:
+                self._idle = buffer
+
+
+PANEL_POOL = PanelPool()
 
 
 #: who hears of a dataflow run's progress: a caller (polyfw's solve) sets it around a run. Called with the
@@ -318,7 +350,7 @@ def compile_dataflow(schedule: Schedule, options: KernelOptions, kernels, owned:
     table, vector = "int64[:, ::1]", "int64[::1]"
     if not runtime.signatures:
         runtime.compile(f"void({matrix}{pred}, {vector}, {table}, {vector}, {vector}, {vector}, {vector}, {table}, "
-                        f"{vector}, {vector}, int64, int64, int64, int64, {options.matrix_dtype}[::1], int64)")
+                        f"{vector}, {vector}, int64, int64, int64, int64, {options.matrix_dtype}[::1], boolean)")
         runtime.disable_compile()
     priorities = call_priorities(priority_order(view, priority), first)
     return DataflowRun(runtime, calls, priorities, schedule.n, schedule.tile, owned,

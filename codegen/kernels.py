@@ -366,28 +366,38 @@ def pack_columns(a, panels, at, stride, k0, k1, j0, j1):
 
 
 @njit(cache=$cache)
-def publish_operands(a, panels, depth, kb, ib, jb, layers, tile, n):
+def publish_operands(a, panels, kb, ib, jb, layers, tile, n):
     """The dataflow runtime's packing (schedules.packing.published_operand_problem): once a call has run
     layers kb..kb+layers-1 of block (ib, jb) off the diagonal, the block is A of every product of layer jb
-    when jb is among them, and B of every product of layer ib when ib is; it is copied then into the
-    full-depth micro-panels those products read (depth: n rounded up to the tile; A's rows at
-    i * depth + k * $rows, B's columns after all of A's, at (depth + j) * depth + k * $columns)."""
+    when jb is among them, and B of every product of layer ib when ib is; it is copied then into the slot
+    of micro-panels those products read (published_slot), laid out as pack_operands lays a stage's out."""
     if ib == jb:
         return
     i0, i1 = np.uint64(tile * ib), np.uint64(min(tile * ib + tile, n))
     j0, j1 = np.uint64(tile * jb), np.uint64(min(tile * jb + tile, n))
-    deep = np.uint64(depth)
+    side = np.uint64(tile)
     if kb <= jb and jb < kb + layers:
-        pack_rows(a, panels, i0 * deep + j0 * np.uint64($rows), deep, j0, j1, i0, i1)
+        pack_rows(a, panels, np.uint64(published_slot(jb, ib, tile, n, False)), side, j0, j1, i0, i1)
     if kb <= ib and ib < kb + layers:
-        pack_columns(a, panels, (deep + j0) * deep + i0 * np.uint64($columns), deep, i0, i1, j0, j1)
+        pack_columns(a, panels, np.uint64(published_slot(ib, jb, tile, n, True)), side, i0, i1, j0, j1)
+
+
+@njit(cache=$cache, inline="always")
+def published_slot(layer, block, tile, n, columns):
+    """Where layer `layer`'s operand from block row (A) or column (B, `columns`) `block` is published: one
+    tile x tile slot each, A's of every layer first, so that a product's passes read consecutive memory."""
+    q = (n + tile - 1) // tile
+    return ((q * q if columns else 0) + layer * q + block) * tile * tile
 
 
 @njit(cache=$cache)
-def relax_published(a, panels, depth, k0, k1, i0, i1, j0, j1, status):
-    """A product whose operand blocks' producers published them (publish_operands)."""
-    relax_panels(a, panels, i0 * depth + k0 * $rows, (depth + j0) * depth + k0 * $columns, depth, k0, k1, i0, i1,
-                 j0, j1, status)
+def relax_published(a, panels, tile, n, k0, k1, i0, i1, j0, j1, status):
+    """A product whose operand blocks' publishers copied them (publish_operands), a layer at a time."""
+    for k in range(k0, k1, tile):
+        layer = k // tile
+        relax_panels(a, panels, published_slot(layer, i0 // tile, tile, n, False),
+                     published_slot(layer, j0 // tile, tile, n, True), tile, k, min(k + tile, k1), i0, i1, j0, j1,
+                     status)
 
 
 @njit(parallel=True, cache=$cache)
@@ -753,6 +763,6 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
             "pack_rows": f"void({matrix}, {panels}, {', '.join(['uint64'] * 6)})",
             "pack_columns": f"void({matrix}, {panels}, {', '.join(['uint64'] * 6)})",
             "pack_operands": f"Tuple(({panels}, int64))({matrix}, {table}, int64, int64, {panels})",
-            "publish_operands": f"void({matrix}, {panels}, {', '.join(['int64'] * 7)})",
-            "relax_published": f"void({matrix}, {panels}, int64, {bounds}, int64[::1])",
+            "publish_operands": f"void({matrix}, {panels}, {', '.join(['int64'] * 6)})",
+            "relax_published": f"void({matrix}, {panels}, int64, int64, {bounds}, int64[::1])",
             "run_tasks": tasks}

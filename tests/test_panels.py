@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import codegen.dataflow
 import schedules
 from codegen import floyd_warshall_nest, generate
 from codegen.kernels import PANELS, TILE_KERNEL_NUMBERS
@@ -110,23 +111,26 @@ def test_panels_are_exact_in_every_dtype_and_driver(dtype, driver, family, n, ti
         np.testing.assert_array_equal(got, expected)
 
 
-def test_a_negative_cycle_is_still_reported_through_packed_stages():
+@pytest.mark.parametrize("runtime", ["barrier", "dataflow"])
+def test_a_negative_cycle_is_still_reported_through_packed_operands(runtime):
     matrix = as_dense(random_graph(50, m=200, weights=(1, 9), seed=2), dtype="int32")
     matrix[40, 3], matrix[3, 40] = -30, 1
-    assert generate(schedules.build("classic", 50, 16, panels=True), dtype="int32")(matrix) >= 0
+    assert generate(schedules.build("classic", 50, 16, panels=True), dtype="int32", runtime=runtime)(matrix) >= 0
 
 
-@settings(max_examples=15, deadline=None)
+@pytest.mark.parametrize("runtime", ["barrier", "dataflow"])
+@settings(max_examples=12, deadline=None)
 @given(n=st.integers(1, 80), tile=st.sampled_from([4, 8, 16, 32]), kappa=st.integers(1, 4),
        family=st.sampled_from(["classic", "generalized"]), seed=st.integers(0, 2**16))
-def test_random_packed_schedules_are_exact(n, tile, kappa, family, seed):
+def test_random_packed_schedules_are_exact(runtime, n, tile, kappa, family, seed):
     blocks = -(-n // tile)
     params = {"kappa": min(kappa, blocks)} if family == "generalized" else {}
     graph = random_graph(n, m=min(4 * n, n * (n - 1)), weights=(1, 9), seed=seed, potential=6)
     matrix = as_dense(graph, dtype="float32")
     expected = matrix.copy()
     floyd_warshall_nest(expected)
-    assert generate(schedules.build(family, n, tile, panels=True, **params), dtype="float32")(matrix) == -1
+    compiled = generate(schedules.build(family, n, tile, panels=True, **params), dtype="float32", runtime=runtime)
+    assert compiled(matrix) == -1
     np.testing.assert_array_equal(matrix, expected)
 
 
@@ -194,26 +198,28 @@ def test_a_last_block_one_vertex_wide_has_its_layers_products_read_in_place():
 
 
 def test_a_call_publishes_its_block_where_the_products_of_its_layer_read_it():
-    """Block (ib, jb) with layer jb run is A of layer jb (rows i at i * depth + k * MR), with layer ib run
-    B of layer ib (columns after all of A's): the layout relax_published reads."""
+    """Block (ib, jb) with layer jb run is A of layer jb, with layer ib run B of layer ib: each in a tile x tile
+    slot per layer and block, A's of every layer first, laid out as a packed stage's (MR rows k-major; NR
+    columns k-major)."""
     n, tile = 40, 16
+    q = 3
     compiled = _published("classic", n, tile, "int32")
-    kernels = sys.modules[compiled._run.runtime.py_func.__module__].publish_operands
+    publish = sys.modules[compiled._run.runtime.py_func.__module__].publish_operands
     rows, columns = compiled.options.register_block
-    depth = 48
     a = np.arange(n * n, dtype=np.int32).reshape(n, n)
-    panels = np.full(2 * depth * depth, -1, dtype=np.int32)
-    kernels(a, panels, depth, 1, 0, 1, 1, tile, n)  # block (0, 1) at layer 1: A
-    kernels(a, panels, depth, 0, 0, 2, 1, tile, n)  # block (0, 2) at layer 0: neither
+    panels = np.full(2 * (q * tile) ** 2, -1, dtype=np.int32)
+    publish(a, panels, 1, 0, 1, 1, tile, n)  # block (0, 1) at layer 1: A of layer 1, block row 0
+    publish(a, panels, 0, 0, 2, 1, tile, n)  # block (0, 2) at layer 0: neither
+    at = (1 * q + 0) * tile * tile
     for i in range(0, tile // rows * rows):
         for k in range(16, 32):
-            assert panels[i // rows * rows * depth + k * rows + i % rows] == a[i, k]
-    assert (panels[depth * depth:] == -1).all()
-    kernels(a, panels, depth, 2, 2, 1, 1, tile, n)  # block (2, 1) at layer 2: B
+            assert panels[at + i // rows * rows * tile + (k - 16) * rows + i % rows] == a[i, k]
+    assert (panels[q * q * tile * tile:] == -1).all()
+    publish(a, panels, 2, 2, 1, 1, tile, n)  # block (2, 1) at layer 2: B of layer 2, block column 1
+    at = (q * q + 2 * q + 1) * tile * tile
     for j in range(16, 16 + tile // columns * columns):
         for k in range(32, 40):
-            assert panels[depth * depth + (16 + (j - 16) // columns * columns) * depth + k * columns + (j - 16) % columns] \
-                == a[k, j]
+            assert panels[at + (j - 16) // columns * columns * tile + (k - 32) * columns + (j - 16) % columns] == a[k, j]
 
 
 @pytest.mark.parametrize("runtime", ["dataflow", "dataflow-shared"])
@@ -252,12 +258,6 @@ def test_published_operands_stay_exact_under_any_priority_and_delays():
         np.testing.assert_array_equal(got, expected)
 
 
-def test_a_negative_cycle_is_reported_through_published_operands():
-    matrix = as_dense(random_graph(50, m=200, weights=(1, 9), seed=2), dtype="int32")
-    matrix[40, 3], matrix[3, 40] = -30, 1
-    assert _published("classic", 50, 16, "int32")(matrix) >= 0
-
-
 def test_panels_past_the_memory_bound_leave_the_products_in_place(monkeypatch):
     monkeypatch.setattr(schedules.packing, "PUBLISHED_BYTES", 2 * 64 * 64 * 4 - 1)
     compiled = generate(schedules.build("classic", 63, 16, panels=True), dtype="int32", runtime="dataflow")
@@ -269,16 +269,26 @@ def test_panels_past_the_memory_bound_leave_the_products_in_place(monkeypatch):
     np.testing.assert_array_equal(matrix, expected)
 
 
-@settings(max_examples=12, deadline=None)
-@given(n=st.integers(1, 80), tile=st.sampled_from([4, 8, 16, 32]), kappa=st.integers(1, 4),
-       family=st.sampled_from(["classic", "generalized"]), seed=st.integers(0, 2**16))
-def test_random_published_schedules_are_exact(n, tile, kappa, family, seed):
-    blocks = -(-n // tile)
-    params = {"kappa": min(kappa, blocks)} if family == "generalized" else {}
-    graph = random_graph(n, m=min(4 * n, n * (n - 1)), weights=(1, 9), seed=seed, potential=6)
-    matrix = as_dense(graph, dtype="float32")
+
+def test_published_panels_are_kept_for_the_next_run_up_to_their_bound(monkeypatch):
+    """A run takes the idle buffer when it is large enough and gives it back; past KEPT_BYTES it is freed."""
+    pool = codegen.dataflow.PanelPool()
+    monkeypatch.setattr(codegen.dataflow, "PANEL_POOL", pool)
+    compiled = _published("classic", 70, 16, "int32")
+    matrix = as_dense(random_graph(70, m=300, weights=(1, 9), seed=1), dtype="int32")
     expected = matrix.copy()
     floyd_warshall_nest(expected)
-    compiled = generate(schedules.build(family, n, tile, panels=True, **params), dtype="float32", runtime="dataflow")
-    assert compiled(matrix) == -1
-    np.testing.assert_array_equal(matrix, expected)
+    got = matrix.copy()
+    compiled(got)
+    kept = pool.take(1, np.dtype("int32"))
+    assert kept.size == 2 * 80 * 80 and kept.dtype == np.int32
+    pool.give(kept)
+    got = matrix.copy()
+    compiled(got)
+    np.testing.assert_array_equal(got, expected)
+    assert pool.take(1, np.dtype("int32")) is kept  # the same buffer served the second run
+    monkeypatch.setattr(pool, "KEPT_BYTES", kept.nbytes - 1)
+    got = matrix.copy()
+    compiled(got)
+    np.testing.assert_array_equal(got, expected)
+    assert pool.take(1, np.dtype("int32")).size == 1  # nothing was kept

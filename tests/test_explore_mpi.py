@@ -64,7 +64,7 @@ def test_an_mpi_candidates_text_carries_its_layout_and_builds_the_same_schedule(
 def test_solve_distributed_takes_a_tuned_layout_whole_and_only_where_it_fits(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYFW_TUNING", str(tmp_path / "tuning.json"))
     # not yet tuned on a grid: the cpu target's winner stands in, with the default layout
-    assert resolve_schedule("auto", 64, "float32", "mpi").family == "classic"
+    assert resolve_schedule("auto", 64, "float32", "mpi").name == resolve_schedule("auto", 64, "float32", "cpu").name
     assert _layout("auto", 64, "float32", 2, None, None, None) == (None, "block-cyclic", True)
     write_winner(64, "float32", "mpi", "generalized", {"tile": 16, "kappa": 2, "grid": "2x1",
                                                        "placement": "strips", "lookahead": "false"}, cpu_key(), "a CPU")

@@ -253,8 +253,7 @@ class DataflowRun:
         stamps = np.zeros((len(calls), 2), dtype=np.int64)
         published = self.panels is not None
         size = 2 * (blocks * self.tile) ** 2 if published else 0  # a tile x tile slot a block and layer, for A and B
-        buffer = PANEL_POOL.take(size, self.panels if published else arguments[0].dtype)
-        panels = buffer[:size]
+        buffer, panels = PANEL_POOL.take(size, self.panels if published else arguments[0].dtype)
 
         def run() -> None:
             self.runtime(*arguments, calls, order, bounds, level, taken, stamps, clock,
@@ -273,9 +272,10 @@ class DataflowRun:
 
 
 class PanelPool:
-    """Scratch micro-panels for published operands, one buffer per run at a time: the last one a run gave
-    back is kept for the next (fresh memory costs its page faults again: 8 ms for 32 MiB) unless it holds
-    more than KEPT_BYTES, so a process that ran a large matrix once does not hold its panels."""
+    """Scratch micro-panels for published operands, one buffer of bytes per run at a time: the last one a run
+    gave back is kept for the next, whatever its element type (fresh memory costs its page faults again: 8 ms
+    for 32 MiB; runs of alternating dtypes lost 10-20% so), unless it holds more than KEPT_BYTES, so that a
+    process that ran a large matrix once does not hold its panels."""
 
     #: the most bytes of panels kept between runs
     KEPT_BYTES = 256 << 20
@@ -284,13 +284,13 @@ class PanelPool:
         self._idle: np.ndarray | None = None
         self._lock = threading.Lock()
 
-    def take(self, size: int, dtype: np.dtype) -> np.ndarray:
-        """A buffer of at least `size` elements of `dtype` (the idle one when it fits, else a new one)."""
+    def take(self, size: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """(the buffer, `size` elements of `dtype` in it): the idle buffer when it is large enough, else a new one."""
+        nbytes = size * np.dtype(dtype).itemsize
         with self._lock:
             idle, self._idle = self._idle, None
-        if idle is not None and idle.dtype == dtype and size <= idle.size:
-            return idle
-        return mapped_empty(size, dtype)
+        buffer = idle if idle is not None and nbytes <= idle.nbytes else mapped_empty(nbytes, np.uint8)
+        return buffer, buffer[:nbytes].view(dtype)
 
     def give(self, buffer: np.ndarray) -> None:
         """A run is done with `buffer`: kept for the next if small enough."""

@@ -50,8 +50,8 @@ ROLE_KERNELS = {"I": "relax_closure", "SD_row": "relax_product", "SD_col": "rela
 #: tile kernel -> its number in a task list's (kernel, ...) rows (with predecessors every number runs
 #: relax_layers_pred); the CPU driver, the dataflow runtime and the MPI batches all read it from here
 TILE_KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_closure": 2, "relax_layers_pred": 0}
-#: a product call's number once its operands are packed (schedules.packing): run_tasks marks the calls of a
-#: packed stage, the dataflow runtime the products whose operand blocks are published to it
+#: a product call's number once run_tasks has packed its operands (schedules.packing); only run_tasks sees it
+#: (the dataflow runtime tells its readers of published operands by codegen.dataflow's rendered test)
 PANELS = 3
 #: columns of a driver's task tables: a call's (kernel, kb, ib, jb, layers), a task's first call and zeros
 TABLE_COLUMNS = 5

@@ -305,6 +305,15 @@ def fetch_add(typingctx, array, index, value):
     return array.dtype(array, index, value), codegen
 
 
+def prange_only() -> dict:
+    """Numba's parallel options with prange alone (a new dict each time: Numba empties the one it gets).
+    Under parallel=True Numba also turns np.zeros, np.full, array expressions and reductions such as
+    .sum() into parallel loops, each a parallel region of its own; under OMP_WAIT_POLICY=passive a
+    region costs about 45 µs to start (2-vCPU Zen 4), more than a short search step's work."""
+    return {"prange": True, "comprehension": False, "reduction": False, "inplace_binop": False, "setitem": False,
+            "numpy": False, "stencil": False, "fusion": False}
+
+
 @intrinsic
 def pause(typingctx):
     """A spinning thread's hint to the core (x86 `pause`; nothing elsewhere)."""

@@ -177,8 +177,8 @@ $unroll times, C prefetched $near blocks ahead into L1 and $far into L2 ($isa)."
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from codegen.intrinsics import (cycles, fetch_add, prefetch, prefetch_ahead, prefetch_ahead_l2, semiring_block,
-                                semiring_keep)
+from codegen.intrinsics import (cycles, fetch_add, prange_only, prefetch, prefetch_ahead, prefetch_ahead_l2,
+                                semiring_block, semiring_keep)
 
 micro_product = semiring_block($rows, $vectors, "$plus", "$times", $unroll)
 panel_product = semiring_block($rows, $vectors, "$plus", "$times", $unroll, panels=True)
@@ -400,7 +400,7 @@ def relax_published(a, panels, tile, n, k0, k1, i0, i1, j0, j1, status):
                      status)
 
 
-@njit(parallel=True, cache=$cache)
+@njit(parallel=prange_only(), cache=$cache)
 def pack_operands(a, calls, n_calls, tile, n, panels):
     """Copy the operand blocks of a packed stage's products (schedules.packing) into micro-panels, in
     parallel; mark each product call that reads them PANELS. Returns the panels (grown when too small)
@@ -549,7 +549,7 @@ def tile_role(kb, ib, jb):
     return 2 if jb == kb else 3
 
 
-@njit(parallel=True, cache=$cache)
+@njit(parallel=prange_only(), cache=$cache)
 def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profile, panels, packed):
     """One stage: its tasks in parallel, the tile-layers of each in order; returns `panels`, grown when the
     stage packed more than they held.

@@ -8,12 +8,17 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit, prange
 from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
 from scipy.sparse.csgraph import shortest_path
 
+from codegen.intrinsics import fetch_add, prange_only
 from polyfw import NegativeCycleError, solve
 from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, sssp, validate_bfs,
                            validate_sssp)
+from polyfw.sparse.kernels import breadth_first
+from polyfw.sparse.searches import ALPHA, BETA
+from polyfw.sparse.team import STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step
 from tiling.semirings import INT32_INF
 from polyfw.graphs import GraphInputError, minnesota_road_graph
 from tests.bruteforce import chain_length
@@ -444,3 +449,50 @@ def test_bfs_steps_record_each_level_without_changing_the_search():
     assert sum(frontier for *_, frontier in steps) == int(reached.sum()) - 1 and steps[-1][3] == 0
     assert all(kind in ("td", "bu") and 0 <= kernel <= total for kind, kernel, total, _ in steps)
     assert {kind for kind, *_ in steps} == {"td", "bu"}  # a Kronecker graph's big levels go bottom-up
+
+
+@pytest.mark.parametrize("workers, deadline", [(1, 0), (2, 0), (8, 0), (8, 10**7)])
+def test_a_bfs_team_of_any_size_finds_the_same_levels(workers, deadline):
+    """The team is whoever joined before it closed: with a deadline of 0 cycles often the first worker
+    alone, and with more workers than threads some run one after another and arrive after it closed.
+    Every step's work is claimed, so each team does all of it."""
+    csr = GRAPHS["rmat"]
+    source = int(np.flatnonzero(csr.out_degree > 0)[0])
+    parent = np.empty(csr.n, dtype=csr.indices.dtype)
+    level = np.empty(csr.n, dtype=np.int32)
+    levels = np.empty(csr.n, dtype=np.uint8)
+    log = np.empty((csr.n + 1, 4), dtype=np.int64)
+    depth = breadth_first(csr.indptr, csr.indices, csr.indptr, csr.indices, source, parent, level, levels, ALPHA,
+                          BETA, workers, deadline, log)
+    validate_bfs(csr, source, levels, parent)
+    expected = _levels_by_scipy(csr, source)
+    reached = np.isfinite(expected)
+    assert np.array_equal(level[reached], expected[reached]) and (level[~reached] == -1).all()
+    assert depth == int(expected[reached].max()) + 1 and {kind for kind in log[:depth, 0]} == {0, 1}
+
+
+@njit(parallel=prange_only())
+def _team_counts(workers, deadline, steps):
+    """Each member adds 1 to a step's sum; after the step's barrier every member reads the team's size there."""
+    team = np.zeros(TEAM_WORDS, dtype=np.int64)
+    rows = np.zeros((STEP_ROWS, 8), dtype=np.int64)
+    seen = np.full((workers, steps), -1, dtype=np.int64)
+    sizes = np.zeros(workers, dtype=np.int64)
+    for w in prange(workers):
+        rank, size = join(team, workers, deadline)
+        if rank >= 0:
+            sizes[w] = size
+            step = 0
+            for s in range(steps):
+                fetch_add(rows[step % STEP_ROWS], SUMMED, 1)
+                step = next_step(team, size, rank, rows, step)
+                seen[w, s] = rows[(step - 1) % STEP_ROWS, SUMMED]
+    return seen, sizes
+
+
+@pytest.mark.parametrize("workers, deadline", [(2, 10**7), (8, 0), (8, 10**7)])
+def test_team_members_read_each_steps_sum_whole(workers, deadline):
+    seen, sizes = _team_counts(workers, deadline, 200)
+    members = sizes > 0
+    assert 1 <= members.sum() <= workers and (sizes[members] == members.sum()).all()
+    assert (seen[members] == members.sum()).all() and (seen[~members] == -1).all()

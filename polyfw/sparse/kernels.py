@@ -1,4 +1,4 @@
-"""Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps), Bellman–Ford, Dijkstra,
+"""Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps, a team in one parallel region), Bellman–Ford, Dijkstra,
 delta-stepping, and Dijkstra (or BFS, where every weight is equal) from every source (Johnson)
 or from given ones, in parallel. No GIL: parallel loops
 are prange, and shared writes go through the atomics of codegen.intrinsics."""
@@ -8,7 +8,10 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from codegen.intrinsics import bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire
+from codegen.intrinsics import (bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire,
+                                prange_only, trailing_zeros)
+
+from .team import APPENDED, STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step
 
 NO_PARENT = -1
 #: an int32 distance's 'unreached' (delta-stepping on integer weights: GAPBS's int32 distances, half
@@ -64,135 +67,146 @@ def _queued(buffer, held, v, queue, count):
     return held
 
 
-@njit(cache=True, inline="always")
-def _top_down_share(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, claimed, claim):
-    """A worker's part of a top-down step: claims of the queue until none are left. Every unvisited
-    out-neighbour joins the next queue, with the first queue vertex that claims it (compare-and-swap
-    on parent) as its parent. Returns the out-degrees of those that joined summed (Beamer's scout
-    count: the next step's edges, top-down), read from the parent each unvisited vertex holds
-    (`unvisited`: minus its out-degree, minus 1), not from two more rows of indptr."""
-    buffer = np.empty(QUEUE_BUFFER, dtype=next_queue.dtype)
+@njit(cache=True)
+def _top_down_share(indptr, indices, queue, head, count, parent, level, depth, row, claim):
+    """A worker's part of a top-down step: claims of the frontier queue[head:head + count] until none are
+    left. Every unvisited out-neighbour is appended to the queue after it (row[APPENDED]: how many are),
+    with the first frontier vertex that claims it (compare-and-swap on parent) as its parent. Returns
+    the out-degrees of those that joined summed (Beamer's scout count: the next step's edges,
+    top-down), read from the parent each unvisited vertex holds (minus its out-degree, minus 1:
+    _unvisited_share), not from two more rows of indptr."""
+    buffer = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+    next_queue = queue[head + count:]
+    appended = row[APPENDED:]
     held = 0
     found = 0
     while True:
-        first, last = _next_claim(claimed, claim, count)
+        first, last = _next_claim(row, claim, count)
         if first >= count:
             break
-        for f in range(first, last):
-            u = np.uint64(queue[f])  # unsigned: no wrap-around checks (bottom_up_step)
+        for f in range(head + first, head + last):
+            u = np.uint64(queue[f])  # unsigned: no wrap-around checks (_bottom_up_share)
             for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
                 v = np.uint64(indices[e])
                 unvisited = parent[v]
                 if unvisited < 0 and compare_and_swap(parent, v, unvisited, u):
                     level[v] = depth + 1
-                    held = _queued(buffer, held, v, next_queue, next_count)
+                    held = _queued(buffer, held, v, next_queue, appended)
                     found += -1 - unvisited
-    _flush(buffer, held, next_queue, next_count)
+    _flush(buffer, held, next_queue, appended)
     return found
 
 
-@njit(parallel=True, cache=True)
-def top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count, workers):
-    """A top-down step (_top_down_share) by `workers` in parallel; their scout counts summed."""
-    scouts = np.zeros(workers, dtype=np.int64)  # a slot a worker: Numba 0.68.0 failed to compile a reduction here
-    claimed = np.zeros(1, dtype=np.int64)
-    claim = _claim_size(count, workers)
-    for w in prange(workers):
-        scouts[w] = _top_down_share(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
-                                    claimed, claim)
-    return scouts.sum()
-
-
-@njit(cache=True)
-def top_down_serial(indptr, indices, queue, count, parent, level, depth, next_queue, next_count):
-    """A top-down step on this thread alone: on a few edges, starting a parallel region costs more."""
-    return _top_down_share(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
-                           np.zeros(1, dtype=np.int64), count)
-
-
-@njit(parallel=True, cache=True)
-def bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth, workers):
-    """Every unvisited vertex looks for a parent among its in-neighbours on the frontier (a bit of
-    `front`: 1 bit a vertex stays in cache where a level array does not), stopping at the first;
-    on large frontiers this reads far fewer edges. A worker claims WORD_CLAIM words of next_front
-    at a time and owns their vertices, so nothing is shared. Indices are unsigned: Numba checks a
-    signed index for wrapping around, a compare and a branch in the edge loop. Returns how many joined."""
+@njit(cache=True, inline="always")
+def _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, depth, claimed):
+    """A worker's part of a bottom-up step: every unvisited vertex of the words it claims (WORD_CLAIM at
+    a time; it owns their vertices, so nothing is shared) looks for a parent among its in-neighbours on
+    the frontier (a bit of `front`: 1 bit a vertex stays in cache where a level array does not),
+    stopping at the first; on large frontiers this reads far fewer edges. Indices are unsigned: Numba
+    checks a signed index for wrapping around, a compare and a branch in the edge loop. Returns how
+    many joined."""
     n = np.uint64(parent.shape[0])
     words = next_front.shape[0]
     one, six, low_bits = np.uint64(1), np.uint64(6), np.uint64(63)
-    woken = np.zeros(workers, dtype=np.int64)
-    claimed = np.zeros(1, dtype=np.int64)
-    for w in prange(workers):
-        awake = 0
-        while True:
-            first_word, last_word = _next_claim(claimed, WORD_CLAIM, words)
-            if first_word >= words:
-                break
-            for word in range(first_word, last_word):
-                bits = np.uint64(0)
-                first = np.uint64(word) << six
-                for v in range(first, min(first + np.uint64(64), n)):
-                    if parent[v] < 0:
-                        for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + one])):
-                            u = np.uint64(in_indices[e])
-                            if (front[u >> six] >> (u & low_bits)) & one:
-                                parent[v] = u
-                                level[v] = depth + 1
-                                bits |= one << (v & low_bits)
-                                awake += 1
-                                break
-                next_front[word] = bits
-        woken[w] = awake
-    return woken.sum()
+    awake = 0
+    while True:
+        first_word, last_word = _next_claim(claimed, WORD_CLAIM, words)
+        if first_word >= words:
+            return awake
+        for word in range(first_word, last_word):
+            bits = np.uint64(0)
+            first = np.uint64(word) << six
+            for v in range(first, min(first + np.uint64(64), n)):
+                if parent[v] < 0:
+                    for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + one])):
+                        u = np.uint64(in_indices[e])
+                        if (front[u >> six] >> (u & low_bits)) & one:
+                            parent[v] = u
+                            level[v] = depth + 1
+                            bits |= one << (v & low_bits)
+                            awake += 1
+                            break
+            next_front[word] = bits
 
 
-@njit(parallel=True, cache=True)
-def unvisited(indptr, parent, level):
-    """parent[v] = -1 - out-degree(v) (GAPBS's trick): negative marks v unvisited, as NO_PARENT does, and
-    the compare-and-swap that claims v reads its degree with it; level[v] = -1. One pass for both: a
-    parallel region costs tens of microseconds to start under passive waiting."""
-    for v in prange(parent.shape[0]):
-        parent[v] = -1 - (indptr[v + 1] - indptr[v])
-        level[v] = -1
+@njit(cache=True, inline="always")
+def _claimed_vertices(claimed, n):
+    """The next WORD_CLAIM words' vertices [first, last) off the shared counter; first >= n: none are left."""
+    first, last = _next_claim(claimed, WORD_CLAIM, (n + 63) // 64)
+    return first * 64, min(last * 64, n)
 
 
-@njit(parallel=True, cache=True)
-def settled(parent, level, levels):
-    """The search's last pass: every vertex it left unvisited back to NO_PARENT, and `levels` = level in
-    its (narrower, unsigned) dtype, -1 wrapping to that dtype's largest value (searches.smallest_levels)."""
-    for v in prange(parent.shape[0]):
-        if parent[v] < 0:
-            parent[v] = NO_PARENT
-        levels[v] = level[v]
+@njit(cache=True, inline="always")
+def _unvisited_share(indptr, parent, level, source, claimed):
+    """parent[v] = -1 - out-degree(v) (GAPBS's trick): negative marks v unvisited, and the
+    compare-and-swap that claims v reads its degree with it; level[v] = -1; the source its own parent,
+    at level 0."""
+    n = parent.shape[0]
+    while True:
+        first, last = _claimed_vertices(claimed, n)
+        if first >= n:
+            return
+        for v in range(first, last):
+            parent[v] = -1 - (indptr[v + 1] - indptr[v])
+            level[v] = -1
+        if first <= source < last:
+            parent[source], level[source] = source, 0
 
 
-@njit(parallel=True, cache=True)
-def _front_of_level(level, depth, front):
+@njit(cache=True, inline="always")
+def _front_of_level_share(level, depth, front, claimed):
     """front's bit v set where level[v] == depth (the queue as a bitmap, without atomics)."""
     n = level.shape[0]
-    for word in prange(front.shape[0]):
-        bits = np.uint64(0)
-        for v in range(word * 64, min(word * 64 + 64, n)):
-            if level[v] == depth:
-                bits |= np.uint64(1) << np.uint64(v & 63)
-        front[word] = bits
+    while True:
+        first, last = _claimed_vertices(claimed, n)
+        if first >= n:
+            return
+        for word in range(first // 64, (last + 63) // 64):
+            bits = np.uint64(0)
+            for v in range(word * 64, min(word * 64 + 64, n)):
+                if level[v] == depth:
+                    bits |= np.uint64(1) << np.uint64(v & 63)
+            front[word] = bits
 
 
-@njit(cache=True)
-def _queue_of_front(front, queue, indptr):
-    """The vertices of a bitmap, in order, into queue; how many, and their out-edges (whether the next
-    top-down step is worth a parallel region)."""
-    count = edges = 0
-    for word in range(front.shape[0]):
-        bits = front[word]
-        if bits:
-            for b in range(64):
-                if (bits >> np.uint64(b)) & np.uint64(1):
-                    v = word * 64 + b
-                    queue[count] = v
-                    edges += indptr[v + 1] - indptr[v]
-                    count += 1
-    return count, edges
+@njit(cache=True, inline="always")
+def _queue_of_front_share(front, queue, at, indptr, row):
+    """The vertices of the bitmap's words a worker claims, appended to the queue from `at` on
+    (row[APPENDED]: how many are); returns their out-edges (whether the next top-down step is worth a team)."""
+    n = front.shape[0] * 64
+    next_queue = queue[at:]
+    appended = row[APPENDED:]
+    buffer = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+    held = edges = 0
+    while True:
+        first, last = _claimed_vertices(row, n)
+        if first >= n:
+            break
+        for word in range(first // 64, (last + 63) // 64):
+            bits = front[word]
+            while bits:
+                v = word * 64 + trailing_zeros(bits)
+                bits &= bits - np.uint64(1)
+                edges += indptr[v + 1] - indptr[v]
+                held = _queued(buffer, held, v, next_queue, appended)
+    _flush(buffer, held, next_queue, appended)
+    return edges
+
+
+@njit(cache=True, inline="always")
+def _settled_share(parent, level, levels, narrow, claimed):
+    """The search's last step: every vertex it left unvisited back to NO_PARENT and, if `narrow`,
+    levels = level in its (narrower, unsigned) dtype, -1 wrapping to that dtype's largest value."""
+    n = parent.shape[0]
+    while True:
+        first, last = _claimed_vertices(claimed, n)
+        if first >= n:
+            return
+        for v in range(first, last):
+            parent[v] = max(parent[v], NO_PARENT)  # no branch: unvisited is random to the predictor
+        if narrow:
+            for v in range(first, last):
+                levels[v] = level[v]
 
 
 @njit(cache=True)
@@ -207,63 +221,99 @@ def _logged(log, at, row):
     return log
 
 
+@njit(cache=True, inline="always")
+def _summed(rows, step, part):
+    """A worker's part of step `step`'s sum added in."""
+    fetch_add(rows[step % STEP_ROWS], SUMMED, part)
+
+
 @njit(cache=True)
-def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level, alpha, beta, workers):
-    """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one call:
-    top-down while the queue's out-edges (scout) are few against the edges still unchecked / alpha,
-    then bottom-up while the frontier grows or holds more than n / beta vertices (alpha <= 0: top-down
-    only). parent and level (as `unvisited` sets them, but at the source) are filled, parent's
-    unvisited vertices NO_PARENT again at the end. Returns a row a level:
-    (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier)."""
+def _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, parent, level, levels, alpha, beta,
+                   queue, fronts, team, rows, log):
+    """A team member's part of breadth_first. Every member takes the same decisions, from sums read
+    after each step's barrier; rank 0 alone writes the log. The queue is GAPBS's sliding queue: a level's
+    frontier is queue[head:head + count], and the next one is appended right after it, counted in its
+    step's row (each vertex joins once, so n entries hold the whole search). Returns the number of levels."""
     n = parent.shape[0]
-    queue = np.empty(max(n, 1), dtype=indices.dtype)
-    next_queue = np.empty_like(queue)
-    words = (n + 63) // 64
-    front = np.zeros(words, dtype=np.uint64)
-    next_front = np.zeros(words, dtype=np.uint64)
-    next_count = np.zeros(1, dtype=np.int64)
-    log = np.zeros((32, 4), dtype=np.int64)
-    queue[0], count = source, 1
+    step = 0
+    _unvisited_share(indptr, parent, level, source, rows[step])
+    if rank == 0:
+        queue[0] = source
+    step = next_step(team, size, rank, rows, step)
+    head, count, depth = 0, 1, 0
     unchecked = indices.shape[0]
     scout = indptr[source + 1] - indptr[source]
-    edges = scout  # the queue's out-edges: a step on few of them runs serial
-    depth = 0
+    edges = scout  # the frontier's out-edges: a step on few of them runs on rank 0 alone
+    front, next_front = fronts[0], fronts[1]
     while count:
         started = cycles()
         if alpha > 0 and scout > unchecked / alpha:
-            _front_of_level(level, depth, front)
+            _front_of_level_share(level, depth, front, rows[step % STEP_ROWS])
+            step = next_step(team, size, rank, rows, step)
             awake = count
             while True:  # bottom-up steps while the frontier grows or stays large
                 before = awake
                 stepped = cycles()
-                awake = bottom_up_step(in_indptr, in_indices, front, next_front, parent, level, depth, workers)
+                _summed(rows, step, _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, depth,
+                                                     rows[step % STEP_ROWS]))
+                step = next_step(team, size, rank, rows, step)
+                awake = rows[(step - 1) % STEP_ROWS, SUMMED]  # the step just ended
                 front, next_front = next_front, front
                 ended = cycles()
-                if awake == 0 or not (awake >= before or awake > n / beta):
-                    count, edges = _queue_of_front(front, queue, indptr)
-                    log = _logged(log, depth, (1, ended - stepped, cycles() - started, awake))
-                    depth += 1
-                    break
-                log = _logged(log, depth, (1, ended - stepped, ended - started, awake))
                 depth += 1
+                if awake == 0 or not (awake >= before or awake > n / beta):
+                    row = rows[step % STEP_ROWS]
+                    _summed(rows, step, _queue_of_front_share(front, queue, head + count, indptr, row))
+                    step = next_step(team, size, rank, rows, step)
+                    edges = row[SUMMED]
+                    head, count = head + count, row[APPENDED]
+                    if rank == 0:
+                        log[depth - 1] = (1, ended - stepped, cycles() - started, awake)
+                    break
+                if rank == 0:
+                    log[depth - 1] = (1, ended - stepped, ended - started, awake)
                 started = ended
             scout = 1  # (GAPBS's: top-down next, whatever the queue's edges)
             continue
         unchecked -= scout
-        next_count[0] = 0
         stepped = cycles()
-        if edges <= SERIAL_EDGES:
-            scout = top_down_serial(indptr, indices, queue, count, parent, level, depth, next_queue, next_count)
-        else:
-            scout = top_down_step(indptr, indices, queue, count, parent, level, depth, next_queue, next_count,
-                                  workers)
-        edges = scout
-        count = next_count[0]
-        queue, next_queue = next_queue, queue
+        row = rows[step % STEP_ROWS]
+        if edges > SERIAL_EDGES or rank == 0:
+            claim = _claim_size(count, size) if edges > SERIAL_EDGES else count
+            _summed(rows, step, _top_down_share(indptr, indices, queue, head, count, parent, level, depth, row, claim))
+        step = next_step(team, size, rank, rows, step)
+        scout = edges = row[SUMMED]
+        head, count = head + count, row[APPENDED]
         ended = cycles()
-        log = _logged(log, depth, (0, ended - stepped, ended - started, count))
         depth += 1
-    return log[:depth]
+        if rank == 0:
+            log[depth - 1] = (0, ended - stepped, ended - started, count)
+    _settled_share(parent, level, levels, depth < np.iinfo(levels.dtype).max, rows[step % STEP_ROWS])
+    return depth
+
+
+@njit(parallel=prange_only(), cache=True)
+def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level, levels, alpha, beta, workers,
+                  deadline, log):
+    """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one parallel
+    region (a team: polyfw.sparse.team): top-down while the queue's out-edges (scout) are few against
+    the edges still unchecked / alpha, then bottom-up while the frontier grows or holds more than
+    n / beta vertices (alpha <= 0: top-down only). Fills parent (NO_PARENT where unreached), level
+    (int32, -1 where unreached) and, where the depth fits its dtype, levels. Writes a row of log a level:
+    (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier).
+    Returns the number of levels."""
+    n = parent.shape[0]
+    queue = np.empty(n, dtype=indices.dtype)
+    fronts = np.empty((2, (n + 63) // 64), dtype=np.uint64)
+    team = np.zeros(TEAM_WORDS, dtype=np.int64)
+    rows = np.zeros((STEP_ROWS, 8), dtype=np.int64)  # a cache line a step's row
+    depths = np.zeros(workers, dtype=np.int64)  # a worker the team closed without reports 0
+    for w in prange(workers):
+        rank, size = join(team, workers, deadline)
+        if rank >= 0:
+            depths[w] = _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, parent, level,
+                                       levels, alpha, beta, queue, fronts, team, rows, log)
+    return depths.max()
 
 
 @njit(cache=True)
@@ -350,7 +400,7 @@ def dijkstra(indptr, indices, weights, source, dist, parent, keys, values):
                 size = _push(keys, values, size, through, v)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def dijkstra_from_sources(indptr, indices, weights, potential, sources, dist, parent, workers):
     """Johnson's second half: Dijkstra on the reweighted graph from each of `sources`, in parallel,
     then the potentials taken back out. Row r of dist and parent (len(sources) x n, filled here)
@@ -373,7 +423,7 @@ def dijkstra_from_sources(indptr, indices, weights, potential, sources, dist, pa
                     row[v] = row[v] - potential[s] + potential[v]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def breadth_first_from_sources(indptr, indices, sources, step, unreached, dist, parent, workers):
     """A breadth-first search from each of `sources`, in parallel. Row r of dist (len(sources) x n,
     filled here) is the search from sources[r]: `step` added once a hop (1: levels; the weight of
@@ -393,7 +443,7 @@ def breadth_first_from_sources(indptr, indices, sources, step, unreached, dist, 
             row[sources[r]] = 0
             queue[0], head, tail = sources[r], 0, 1
             while head < tail:
-                u = np.uint64(queue[head])  # unsigned: no wrap-around checks (bottom_up_step)
+                u = np.uint64(queue[head])  # unsigned: no wrap-around checks (_bottom_up_share)
                 head += 1
                 through = row[u] + step
                 for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
@@ -535,7 +585,7 @@ def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued
         return held
     window = slots.shape[0]
     for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
-        v = np.uint64(indices[e])  # unsigned: no wrap-around checks (bottom_up_step)
+        v = np.uint64(indices[e])  # unsigned: no wrap-around checks (_bottom_up_share)
         through = du + weights[e]
         if _lower(bits, v, through, u):
             b = _bucket_of(through, delta)
@@ -597,7 +647,7 @@ def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, 
         _flush_later(later, later_held, s, bucket + (s - bucket) % window, slots, slot_counts, far, far_lowest, w)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
                  slot_of, slots, slot_counts, far, far_lowest, fuse, workers):
     """One round of a bucket (_relax_share) by `workers` in parallel."""
@@ -627,7 +677,7 @@ def _edges_at_most(indptr, frontier, count, bound):
     return True
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chunks):
     """The far set's vertices of the lowest bucket among them and `bucket`, onto the queue; returns that
     bucket and the lowest of those left. Vertices of buckets up to `after` (done) leave the set."""
@@ -729,7 +779,7 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
             return True, log[:taken]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def float_distances(dist, unreached):
     """int32 distances (or entries with parents) as float64, unreached as inf (what every search returns)."""
     found = np.empty(dist.shape[0])
@@ -739,7 +789,7 @@ def float_distances(dist, unreached):
     return found
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def parents_of_entries(dist):
     """The parents that entries with parents hold (NO_PARENT where unreached)."""
     parent = np.empty(dist.shape[0], dtype=np.int64)
@@ -748,7 +798,7 @@ def parents_of_entries(dist):
     return parent
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def tight_parents(indptr, indices, weights, dist, parent):
     """parent[v] = some u with dist[u] + w(u, v) == dist[v] (an edge on a shortest path), pushed along
     every out-edge. With positive weights every such choice is a tree; concurrent writers of one v
@@ -762,7 +812,7 @@ def tight_parents(indptr, indices, weights, dist, parent):
                     parent[v] = u
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=prange_only(), cache=True)
 def tight_parents_pulled(in_indptr, in_indices, in_weights, dist, parent):
     """parent[v] = its first in-neighbour u with dist[u] + w(u, v) == dist[v], NO_PARENT where none is
     (v unreached, or the source): each v reads its in-edges up to the first tight one and writes its
@@ -772,7 +822,7 @@ def tight_parents_pulled(in_indptr, in_indices, in_weights, dist, parent):
         found = NO_PARENT
         if dv < np.inf:
             for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + 1])):
-                u = np.uint64(in_indices[e])  # unsigned: no wrap-around checks (bottom_up_step)
+                u = np.uint64(in_indices[e])  # unsigned: no wrap-around checks (_bottom_up_share)
                 if dist[u] + in_weights[e] == dv:
                     found = u
                     break

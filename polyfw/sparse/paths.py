@@ -14,8 +14,9 @@ from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
 from .kernels import (NO_PARENT, UNREACHED_INT32, UNREACHED_WITH_PARENT, breadth_first,
                       breadth_first_from_sources, dijkstra, dijkstra_from_sources, float_distances,
-                      parents_of_entries, settled, stepping, tight_parents, tight_parents_pulled, unvisited)
-from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials
+                      parents_of_entries, stepping, tight_parents, tight_parents_pulled)
+from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials, smallest_levels
+from .team import team_deadline
 
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
@@ -78,18 +79,18 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
     source = check_source(source, csr.n)
     parent = np.empty(csr.n, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
     level = np.empty(csr.n, dtype=np.int32)
-    unvisited(csr.indptr, parent, level)
-    parent[source], level[source] = source, 0
+    levels = np.empty(csr.n, dtype=np.uint8)  # written by the search when its depth fits
+    log = np.empty((csr.n + 1, 4), dtype=np.int64)  # a row a level, at most n of them
     optimizing = direction == "optimizing"
     reverse = csr.reverse if optimizing else csr
-    log = breadth_first(csr.indptr, csr.indices, reverse.indptr, reverse.indices, source, parent, level,
-                        ALPHA if optimizing else 0, BETA, 4 * numba.get_num_threads())
+    depth = breadth_first(csr.indptr, csr.indices, reverse.indptr, reverse.indices, source, parent, level, levels,
+                          ALPHA if optimizing else 0, BETA, numba.get_num_threads(), team_deadline(), log)
     if steps is not None:
         rate = cycles_per_second()
         steps += [("bu" if kind else "td", step / rate, total / rate, int(frontier))
-                  for kind, step, total, frontier in log]
-    levels = np.empty(csr.n, dtype=levels_dtype(len(log)))
-    settled(parent, level, levels)
+                  for kind, step, total, frontier in log[:depth]]
+    if levels_dtype(depth) != levels.dtype:
+        levels = smallest_levels(level, depth)
     return levels, parent
 
 

@@ -67,7 +67,7 @@ def _queued(buffer, held, v, queue, count):
     return held
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _top_down_share(indptr, indices, queue, head, count, parent, level, depth, row, claim):
     """A worker's part of a top-down step: claims of the frontier queue[head:head + count] until none are
     left. Every unvisited out-neighbour is appended to the queue after it (row[APPENDED]: how many are),
@@ -227,7 +227,7 @@ def _summed(rows, step, part):
     fetch_add(rows[step % STEP_ROWS], SUMMED, part)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, parent, level, levels, alpha, beta,
                    queue, fronts, team, rows, log):
     """A team member's part of breadth_first. Every member takes the same decisions, from sums read

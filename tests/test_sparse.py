@@ -18,7 +18,7 @@ from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, ss
                            validate_sssp)
 from polyfw.sparse.kernels import breadth_first
 from polyfw.sparse.searches import ALPHA, BETA
-from polyfw.sparse.team import STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step
+from polyfw.sparse.team import STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step, step_rows, team_deadline
 from tiling.semirings import INT32_INF
 from polyfw.graphs import GraphInputError, minnesota_road_graph
 from tests.bruteforce import chain_length
@@ -124,8 +124,10 @@ def test_delta_stepping_is_exact_for_any_bucket_width(n, seed, delta, fractional
     assert np.array_equal(delta_stepping(csr, source, delta), scipy_dijkstra(_scipy(csr), indices=source))
 
 
-def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set():
-    """Slots of one entry each: every bucket but the first overflows into the far set, and the answers stay exact."""
+@pytest.mark.parametrize("workers, deadline", [(None, None), (1, 0), (8, 0), (8, 10**7)])
+def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set(workers, deadline):
+    """Slots of one entry each: every bucket but the first overflows into the far set, and the answers stay
+    exact, whoever makes up the team (as in test_a_bfs_team_of_any_size_finds_the_same_levels)."""
     import numba
 
     from polyfw.sparse.kernels import stepping
@@ -135,8 +137,10 @@ def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set():
     expected = scipy_dijkstra(_scipy(csr), indices=[1, 5])
     for row, source in enumerate((1, 5)):
         dist = np.full(csr.n, np.inf)
+        log = np.empty((4 * csr.n, 5), dtype=np.int64)
         assert stepping(csr.indptr, csr.indices, csr.weights, source, dist, 8.0, bucket_slots(csr, 8.0), 1,
-                        4 * numba.get_num_threads(), -1)[0]
+                        workers or numba.get_num_threads(), -1, team_deadline() if deadline is None else deadline,
+                        log)[0]
         assert np.array_equal(dist, expected[row])
 
 
@@ -475,7 +479,7 @@ def test_a_bfs_team_of_any_size_finds_the_same_levels(workers, deadline):
 def _team_counts(workers, deadline, steps):
     """Each member adds 1 to a step's sum; after the step's barrier every member reads the team's size there."""
     team = np.zeros(TEAM_WORDS, dtype=np.int64)
-    rows = np.zeros((STEP_ROWS, 8), dtype=np.int64)
+    rows = step_rows()
     seen = np.full((workers, steps), -1, dtype=np.int64)
     sizes = np.zeros(workers, dtype=np.int64)
     for w in prange(workers):

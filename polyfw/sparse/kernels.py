@@ -11,7 +11,7 @@ from numba.extending import overload
 from codegen.intrinsics import (bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire,
                                 prange_only, trailing_zeros)
 
-from .team import APPENDED, STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step
+from .team import APPENDED, LOWEST, NOTHING_LOWER, STEP_ROWS, SUMMED, TEAM_WORDS, join, lower, next_step, step_rows
 
 NO_PARENT = -1
 #: an int32 distance's 'unreached' (delta-stepping on integer weights: GAPBS's int32 distances, half
@@ -306,7 +306,7 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
     queue = np.empty(n, dtype=indices.dtype)
     fronts = np.empty((2, (n + 63) // 64), dtype=np.uint64)
     team = np.zeros(TEAM_WORDS, dtype=np.int64)
-    rows = np.zeros((STEP_ROWS, 8), dtype=np.int64)  # a cache line a step's row
+    rows = step_rows()
     depths = np.zeros(workers, dtype=np.int64)  # a worker the team closed without reports 0
     for w in prange(workers):
         rank, size = join(team, workers, deadline)
@@ -560,7 +560,7 @@ def _bucket_of(d, delta):
 
 
 @njit(cache=True)  # a call: inlined into both callers (with tuple arguments, in a trial), Numba misplaced its writes
-def _flush_later(later, held, s, bucket, slots, slot_counts, far, far_lowest, w):
+def _flush_later(later, held, s, bucket, slots, slot_counts, far, far_lowest):
     """A worker's gathered vertices of slot s (bucket `bucket`) into the slot; those that do not fit
     (two workers may both add a vertex while it is lowered) join the far set instead."""
     count = held[s]
@@ -570,13 +570,13 @@ def _flush_later(later, held, s, bucket, slots, slot_counts, far, far_lowest, w)
         slots[s, at:at + fits] = later[s, :fits]
         for i in range(fits, count):
             far[later[s, i]] = 1
-            far_lowest[w] = min(far_lowest[w], bucket)
+            far_lowest[0] = min(far_lowest[0], bucket)
         held[s] = 0
 
 
 @njit(cache=True, inline="always")
 def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued, mine, held, queue, queue_count,
-                  slot_of, later, later_held, slots, slot_counts, far, far_lowest, w):
+                  slot_of, later, later_held, slots, slot_counts, far, far_lowest):
     """u's out-edges relaxed (unless u has since dropped to an earlier bucket). A lowered vertex joins
     this bucket's queue (once a round: queued), a later bucket's slot (slot_of: the mark of the bucket
     it was last put in) or, beyond the slots, the far set. Returns how many vertices `mine` holds."""
@@ -600,16 +600,16 @@ def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued
                     later[s, later_held[s]] = v
                     later_held[s] += 1
                     if later_held[s] == later.shape[1]:
-                        _flush_later(later, later_held, s, b, slots, slot_counts, far, far_lowest, w)
+                        _flush_later(later, later_held, s, b, slots, slot_counts, far, far_lowest)
             else:
                 far[v] = 1
-                far_lowest[w] = min(far_lowest[w], b)
+                far_lowest[0] = min(far_lowest[0], b)
     return held
 
 
 @njit(cache=True, inline="always")
 def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
-                 slot_of, slots, slot_counts, far, far_lowest, fuse, claimed, claim, w):
+                 slot_of, slots, slot_counts, far, far_lowest, fuse, claimed, claim):
     """A worker's part of a bucket's round: claims of the frontier until none are left. It first
     clears a claim's queued flags (then a fence: a vertex lowered after it is read queues again).
     With `fuse`, it then relaxes the bucket's vertices it lowered itself, while they fit its buffer
@@ -630,7 +630,7 @@ def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, 
         for f in range(first, last):
             held = _relax_vertex(np.uint64(frontier[f]), bucket, delta, indptr, indices, weights, dist, bits,
                                  queued, mine, held, queue, queue_count, slot_of, later, later_held, slots,
-                                 slot_counts, far, far_lowest, w)
+                                 slot_counts, far, far_lowest)
     while fuse and held:
         batch = held
         taken[:batch] = mine[:batch]
@@ -641,29 +641,10 @@ def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, 
         for f in range(batch):
             held = _relax_vertex(np.uint64(taken[f]), bucket, delta, indptr, indices, weights, dist, bits, queued,
                                  mine, held, queue, queue_count, slot_of, later, later_held, slots, slot_counts,
-                                 far, far_lowest, w)
+                                 far, far_lowest)
     _flush(mine, held, queue, queue_count)
     for s in range(window):
-        _flush_later(later, later_held, s, bucket + (s - bucket) % window, slots, slot_counts, far, far_lowest, w)
-
-
-@njit(parallel=prange_only(), cache=True)
-def _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
-                 slot_of, slots, slot_counts, far, far_lowest, fuse, workers):
-    """One round of a bucket (_relax_share) by `workers` in parallel."""
-    claimed = np.zeros(1, dtype=np.int64)
-    claim = _claim_size(count, workers)
-    for w in prange(workers):
-        _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
-                     slot_of, slots, slot_counts, far, far_lowest, fuse, claimed, claim, w)
-
-
-@njit(cache=True)
-def _relax_serial(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
-                  slot_of, slots, slot_counts, far, far_lowest, fuse):
-    """One round of a bucket on this thread alone (a few edges: see SERIAL_EDGES)."""
-    _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue, queue_count,
-                 slot_of, slots, slot_counts, far, far_lowest, fuse, np.zeros(1, dtype=np.int64), count, 0)
+        _flush_later(later, later_held, s, bucket + (s - bucket) % window, slots, slot_counts, far, far_lowest)
 
 
 @njit(cache=True)
@@ -677,106 +658,133 @@ def _edges_at_most(indptr, frontier, count, bound):
     return True
 
 
-@njit(parallel=prange_only(), cache=True)
-def _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, chunks):
-    """The far set's vertices of the lowest bucket among them and `bucket`, onto the queue; returns that
-    bucket and the lowest of those left. Vertices of buckets up to `after` (done) leave the set."""
+@njit(cache=True, inline="always")
+def _far_share(dist, far, delta, after, wanted, queued, queue, row):
+    """A worker's part of a pass over the far set (claims of vertices): those of buckets up to `after`
+    (done) leave it; with `wanted` >= 0, those of bucket `wanted` leave it for the queue (appended,
+    row[APPENDED] counting them). row[LOWEST] is lowered to the lowest bucket of those left."""
     n = dist.shape[0]
-    size = (n + chunks - 1) // chunks
-    lowest = np.full(chunks, bucket)
-    for c in prange(chunks):
-        for v in range(c * size, min(c * size + size, n)):
+    buffer = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
+    appended = row[APPENDED:]
+    held, lowest = 0, NOTHING_LOWER
+    while True:
+        first, last = _claimed_vertices(row, n)
+        if first >= n:
+            break
+        for v in range(first, last):
             if far[v]:
                 b = _bucket_of(distance(dist, v), delta)
                 if b <= after:
                     far[v] = 0
-                else:
-                    lowest[c] = min(lowest[c], b)
-    bucket = lowest.min()
-    left = np.full(chunks, np.iinfo(np.int64).max)
-    for c in prange(chunks):
-        buffer = np.empty(QUEUE_BUFFER, dtype=queue.dtype)
-        held = 0
-        for v in range(c * size, min(c * size + size, n)):
-            if far[v]:
-                b = _bucket_of(distance(dist, v), delta)
-                if b == bucket:
+                elif b == wanted:
                     far[v] = 0
                     if queued[v] == 0:
                         queued[v] = 1
-                        held = _queued(buffer, held, v, queue, queue_count)
+                        held = _queued(buffer, held, v, queue, appended)
                 else:
-                    left[c] = min(left[c], b)
-        _flush(buffer, held, queue, queue_count)
-    return bucket, left.min()
+                    lowest = min(lowest, b)
+    _flush(buffer, held, queue, appended)
+    lower(row, LOWEST, lowest)
 
 
-@njit(cache=True)
-def stepping(indptr, indices, weights, source, dist, delta, window, capacity, workers, rounds):
-    """Delta-stepping from `source` in one call (dist all unreached: inf; UNREACHED_INT32, or
-    UNREACHED_WITH_PARENT for entries with parents, over int32 weights no path reaches it with).
-    Buckets are taken in order; a bucket's vertices relax their out-edges in parallel rounds until it
-    empties. A later bucket's vertices wait in its slot, one of `window` slots used in turn (GAPBS's
-    bins, shared): with weights below (window - 1) * delta every bucket fits them, and no pass over all
-    vertices finds the next one.
-    Beyond them, or beyond a slot's `capacity` (n holds every vertex once; two workers lowering one
-    vertex may both add it), vertices wait in a far set that a pass over all vertices collects from.
-    Returns whether it finished within `rounds` rounds (rounds < 0: no bound, else no bucket fusion;
-    a negative cycle with delta inf: one bucket) and a row a round: its bucket, 1 if it ran in
-    parallel (0: on this thread), its cycles, the cycles since the round before (the bucket's
-    search with them), and its frontier."""
-    n = dist.shape[0]
+@njit(cache=True, inline="always")
+def _stepping_member(rank, size, indptr, indices, weights, dist, delta, rounds, queued, slot_of, far, slots,
+                     slot_counts, queues, team, rows, log):
+    """A team member's part of stepping: every member takes the same decisions, from what it reads after
+    each step's barrier; rank 0 alone writes the log (while it has rows) and clears a bucket's slot once
+    every member has read its count. Returns (finished, rounds taken)."""
     bits = compared_bits(dist)
-    queued = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
-    slot_of = np.full(n, SLOT_MARKS, dtype=np.uint8)  # a byte a vertex, as queued; SLOT_MARKS: no slot yet
-    far = np.zeros(n, dtype=np.int8)
-    far_lowest = np.full(workers, np.iinfo(np.int64).max)
-    slots = np.empty((window, capacity), dtype=indices.dtype)
-    slot_counts = np.zeros(window, dtype=np.int64)
-    queue, next_queue = np.empty(max(n, 1), dtype=indices.dtype), np.empty(max(n, 1), dtype=indices.dtype)
-    queue_count = np.zeros(1, dtype=np.int64)
+    window = slots.shape[0]
     fuse = rounds < 0
-    log = np.zeros((64, 5), dtype=np.int64)
-    set_source(dist, source)
-    slots[0, 0], slot_counts[0] = source, 1
-    bucket, taken = 0, 0
+    mine_lowest = np.full(1, NOTHING_LOWER)  # the far set's lowest bucket this member added to it since the last pass
+    far_lowest = NOTHING_LOWER  # the whole team's, read after each round
+    queue, next_queue = queues[0], queues[1]
+    gathered = 0  # vertices a far pass put on `queue` for the bucket about to start
+    bucket, taken, step = 0, 0, 0
     started = cycles()
     while True:
         s = bucket % window
         frontier, count = slots[s], min(slot_counts[s], slots.shape[1])
         if count == 0:  # the bucket's vertices all came from the far set
-            count, queue_count[0] = queue_count[0], 0
+            count, gathered = gathered, 0
             frontier, queue, next_queue = queue, next_queue, queue
+        step = next_step(team, size, rank, rows, step)  # every member has read the slot's count
+        if rank == 0:
+            slot_counts[s] = 0  # nothing joins this slot before the bucket `window` ahead
         while count:
             if 0 <= rounds <= taken:
-                return False, log[:taken]
+                return False, taken
             stepped = cycles()
+            row = rows[step % STEP_ROWS]
             parallel = not _edges_at_most(indptr, frontier, count, SERIAL_EDGES)
-            if parallel:
-                _relax_round(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
-                             queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse, workers)
-            else:
-                _relax_serial(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued, queue,
-                              queue_count, slot_of, slots, slot_counts, far, far_lowest, fuse)
+            if parallel or rank == 0:
+                _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, delta, queued,
+                             queue[gathered:], row[APPENDED:], slot_of, slots, slot_counts, far, mine_lowest, fuse,
+                             row, _claim_size(count, size) if parallel else count)
+            lower(row, LOWEST, mine_lowest[0])
+            step = next_step(team, size, rank, rows, step)
+            far_lowest = min(far_lowest, row[LOWEST])
             ended = cycles()
-            log = _logged(log, taken, (bucket, np.int64(parallel), ended - stepped, ended - started, count))
+            if rank == 0 and taken < log.shape[0]:
+                log[taken] = (bucket, np.int64(parallel), ended - stepped, ended - started, count)
             taken += 1
             started = ended
-            count, queue_count[0] = queue_count[0], 0
+            count, gathered = gathered + row[APPENDED], 0
             frontier, queue, next_queue = queue, next_queue, queue
-        slot_counts[s] = 0
         after = bucket
-        bucket = np.iinfo(np.int64).max
+        bucket = NOTHING_LOWER
         for b in range(after + 1, after + window):
             if slot_counts[b % window]:
                 bucket = b
                 break
-        if far_lowest.min() <= bucket:
-            bucket, left = _gather_far(dist, far, delta, bucket, after, queued, queue, queue_count, workers)
-            far_lowest[:] = np.iinfo(np.int64).max
-            far_lowest[0] = left
-        if bucket == np.iinfo(np.int64).max:
-            return True, log[:taken]
+        if far_lowest < NOTHING_LOWER and far_lowest <= bucket:  # two passes: its lowest bucket, then its vertices
+            row = rows[step % STEP_ROWS]
+            _far_share(dist, far, delta, after, -1, queued, queue, row)
+            step = next_step(team, size, rank, rows, step)
+            bucket = min(bucket, row[LOWEST])
+            row = rows[step % STEP_ROWS]
+            _far_share(dist, far, delta, after, bucket, queued, queue, row)
+            mine_lowest[0] = NOTHING_LOWER
+            step = next_step(team, size, rank, rows, step)
+            far_lowest, gathered = row[LOWEST], row[APPENDED]
+        if bucket == NOTHING_LOWER:
+            return True, taken
+
+
+@njit(parallel=prange_only(), cache=True)
+def stepping(indptr, indices, weights, source, dist, delta, window, capacity, workers, rounds, deadline, log):
+    """Delta-stepping from `source` in one parallel region (a team: polyfw.sparse.team), dist all
+    unreached: inf; UNREACHED_INT32, or UNREACHED_WITH_PARENT for entries with parents, over int32
+    weights no path reaches it with.
+    Buckets are taken in order; a bucket's vertices relax their out-edges in rounds until it empties
+    (a round on few edges by one member). A later bucket's vertices wait in its slot, one of `window`
+    slots used in turn (GAPBS's bins, shared): with weights below (window - 1) * delta every bucket fits
+    them, and no pass over all vertices finds the next one.
+    Beyond them, or beyond a slot's `capacity` (n holds every vertex once; two workers lowering one
+    vertex may both add it), vertices wait in a far set that a pass over all vertices collects from.
+    Returns whether it finished within `rounds` rounds (rounds < 0: no bound, else no bucket fusion;
+    a negative cycle with delta inf: one bucket) and how many rounds it took; log gets a row a round
+    while it has rows: its bucket, 1 if it ran in parallel (0: one member), its cycles, the cycles since
+    the round before (the bucket's search with them), and its frontier."""
+    n = dist.shape[0]
+    queued = np.zeros(n, dtype=np.int8)  # a byte a vertex: less for the two cores to trade
+    slot_of = np.full(n, SLOT_MARKS, dtype=np.uint8)  # a byte a vertex, as queued; SLOT_MARKS: no slot yet
+    far = np.zeros(n, dtype=np.int8)
+    slots = np.empty((window, capacity), dtype=indices.dtype)
+    slot_counts = np.zeros(window, dtype=np.int64)
+    queues = np.empty((2, max(n, 1)), dtype=indices.dtype)
+    set_source(dist, source)
+    slots[0, 0], slot_counts[0] = source, 1
+    team = np.zeros(TEAM_WORDS, dtype=np.int64)
+    rows = step_rows()
+    results = np.zeros((workers, 2), dtype=np.int64)  # (finished, rounds) a member; zeros: not in the team
+    for w in prange(workers):
+        rank, size = join(team, workers, deadline)
+        if rank >= 0:
+            finished, taken = _stepping_member(rank, size, indptr, indices, weights, dist, delta, rounds, queued,
+                                               slot_of, far, slots, slot_counts, queues, team, rows, log)
+            results[w, 0], results[w, 1] = finished, taken
+    return results[:, 0].max() == 1, results[:, 1].max()
 
 
 @njit(parallel=prange_only(), cache=True)

@@ -195,10 +195,11 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
         dist = np.full(csr.n, UNREACHED_WITH_PARENT, dtype=np.int64)
     else:
         dist = np.full(csr.n, UNREACHED_INT32, dtype=np.int32)
-    # one worker a thread: claims already balance a round (four a thread were 1.0-1.29x slower, scale 16-18)
-    finished, log = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), bucket_slots(csr, delta),
-                             max(csr.n, 1), numba.get_num_threads(), -1 if rounds is None else rounds)
-    return dist, finished, log
+    log = np.empty((2 * csr.n + 64, 5), dtype=np.int64)  # a row a round, while they last (untouched pages cost nothing)
+    finished, taken = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), bucket_slots(csr, delta),
+                               max(csr.n, 1), numba.get_num_threads(), -1 if rounds is None else rounds,
+                               team_deadline(), log)
+    return dist, finished, log[:min(taken, log.shape[0])]
 
 
 def bucket_slots(csr: CSRGraph, delta: float) -> int:

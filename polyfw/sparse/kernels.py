@@ -212,18 +212,6 @@ def _settled_share(parent, level, levels, narrow, claimed):
                 levels[v] = level[v]
 
 
-@njit(cache=True)
-def _logged(log, at, row):
-    """log with row `at` written (the log doubled when full: a search's length is not known ahead)."""
-    if at == log.shape[0]:
-        longer = np.zeros((2 * log.shape[0], log.shape[1]), dtype=log.dtype)
-        longer[:at] = log
-        log = longer
-    for column in range(len(row)):
-        log[at, column] = row[column]
-    return log
-
-
 @njit(cache=True, inline="always")
 def _summed(rows, step, part):
     """A worker's part of step `step`'s sum added in."""

@@ -8,15 +8,19 @@ flags are replaced by CXX_FLAGS). Each graph is written once as an edge list tha
 a Kronecker graph of polyfw's generator (Graph500's parameters, edge factor 16) or a uniform random
 graph of the same size, weights 1-255, undirected, without self-loops or repeated pairs (the lightest
 kept), so that GAPBS's builder and polyfw's CSR hold the same edges. Roots are drawn among vertices of
-degree >= 1 and shared. Per graph, GAPBS runs its trials from every root (its kernel-only "Trial
-Time", its own verifier on), then polyfw its trials from every root (the call from Python) in a
-process of its own: this one never starts OpenMP threads, which under OMP_WAIT_POLICY=active spin
-on the cores after every parallel region and would slow whatever runs beside them. The two sides take
-turns (--passes), so that a drift in the shared machine's load falls on both. The figure is the
-median over roots of each root's median over all its trials. Every polyfw answer passes Graph500's rules, and its levels
-and distances equal scipy's on the first roots. TEPS, one definition for both: the undirected edges
-of the root's component over the search's seconds. Both sides run on the same threads
-(OMP_NUM_THREADS, default all cores) with the same OMP_WAIT_POLICY (--wait).
+degree >= 1 and shared. The two sides take turns root by root: GAPBS runs its trials from a root (its
+kernel-only "Trial Time", its own verifier on), and polyfw its trials from the same root (the call from
+Python), one right after the other, the side that goes first alternating, and all of it --passes
+times. polyfw runs in a process of its own, which loads the graph once and is stopped while GAPBS
+runs: this one never starts OpenMP threads, and under OMP_WAIT_POLICY=active the child's spin on the
+cores after every parallel region. The speed is the median, over every (root, pass), of GAPBS's median
+trial over polyfw's from that root in that pass: a pair timed seconds apart, so that the shared
+machine's drift (2x within minutes on some hosts) falls on both sides of it; the middle half of those
+pairs is printed beside it. The times are the median over roots of each root's median over all its
+trials. Every polyfw answer passes Graph500's rules, and its levels and distances equal scipy's on the
+first roots. TEPS, one definition for both: the undirected edges of the root's component over the
+search's seconds. Both sides run on the same threads (OMP_NUM_THREADS, default all cores) with the same
+OMP_WAIT_POLICY (--wait).
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,7 +48,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--roots", type=int, default=32)
     parser.add_argument("--trials", type=int, default=3, help="searches per root on each side, each pass")
     parser.add_argument("--passes", type=int, default=2,
-                        help="GAPBS and polyfw take turns this many times (the shared machine's load drifts)")
+                        help="rounds over the roots, each root timed on both sides in turn")
     parser.add_argument("--checked-roots", type=int, default=3, help="roots whose answers are compared with scipy's")
     parser.add_argument("--wait", choices=("passive", "active"), default=os.environ.get("OMP_WAIT_POLICY", "passive"))
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
@@ -145,9 +150,10 @@ def best_delta(tools: Path, weighted: Path, root: int) -> int:
     return min(DELTAS, key=lambda delta: median(gapbs_seconds(tools / "sssp", weighted, root, 3, "-d", str(delta))))
 
 
-def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
-    """The child: polyfw's times per root (BFS, SSSP distances only, SSSP with parents), every
-    answer validated, the first roots' checked against scipy's; printed as JSON."""
+def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
+    """The child: loads the graph once, then answers each request line on stdin with a JSON line. A root:
+    polyfw's times from it (BFS, SSSP distances only, SSSP with parents), every answer validated, the
+    first `checked_roots` roots' checked against scipy's too. 'steps ROOT': both searches' logs."""
     import numba
     import scipy.sparse as sp
     from scipy.sparse.csgraph import breadth_first_order, dijkstra
@@ -156,33 +162,71 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> dict:
     from polyfw.sparse.paths import delta_stepping
 
     saved = np.load(graph)
-    roots = [int(root) for root in saved["roots"]]
     csr = as_csr(Edges(int(saved["n"]), saved["source"], saved["target"], saved["weight"]), directed=False)
     matrix = sp.csr_array((csr.weights, csr.indices, csr.indptr), shape=(csr.n, csr.n))
-    bfs(csr, roots[0])  # compile
-    sssp(csr, roots[0])
-    found: dict[str, list] = {"bfs": [], "sssp": [], "sssp+parents": [], "edges": []}
-    for number, root in enumerate(roots):
-        times, (levels, parents) = _timed(lambda: bfs(csr, root), trials)
-        found["bfs"].append(times)
+    first = int(saved["roots"][0])
+    bfs(csr, first)  # compile
+    sssp(csr, first)
+    print(json.dumps({"threads": numba.get_num_threads()}), flush=True)
+    checked: set[int] = set()
+    for request in sys.stdin:
+        words = request.split()
+        if words[0] == "steps":
+            found = {"bfs steps": [], "sssp steps": []}
+            bfs(csr, int(words[1]), steps=found["bfs steps"])
+            delta_stepping(csr, int(words[1]), steps=found["sssp steps"])
+            print(json.dumps(found), flush=True)
+            continue
+        root = int(words[0])
+        found = {}
+        found["bfs"], (levels, parents) = _timed(lambda: bfs(csr, root), trials)
         validate_bfs(csr, root, levels, parents)
         reached = levels != np.iinfo(levels.dtype).max
-        found["edges"].append(int(csr.out_degree[reached].sum()) // 2)  # the component's undirected edges
-        times, distances = _timed(lambda: delta_stepping(csr, root), trials)
-        found["sssp"].append(times)
-        times, (with_parents, parents) = _timed(lambda: sssp(csr, root), trials)
-        found["sssp+parents"].append(times)
+        found["edges"] = int(csr.out_degree[reached].sum()) // 2  # the component's undirected edges
+        found["sssp"], distances = _timed(lambda: delta_stepping(csr, root), trials)
+        found["sssp+parents"], (with_parents, parents) = _timed(lambda: sssp(csr, root), trials)
         validate_sssp(csr, root, with_parents, parents)
         assert np.array_equal(distances, with_parents), f"root {root}: distances differ with and without parents"
-        if number < checked_roots:
+        if len(checked) < checked_roots and root not in checked:
+            checked.add(root)
             assert np.array_equal(distances, dijkstra(matrix, directed=False, indices=root)), f"root {root}: not scipy's"
             order = breadth_first_order(matrix, root, directed=False, return_predecessors=False)
             assert set(order.tolist()) == set(np.flatnonzero(reached).tolist()), f"root {root}: BFS reach differs"
-    found["bfs steps"], found["sssp steps"] = [], []
-    bfs(csr, roots[0], steps=found["bfs steps"])
-    delta_stepping(csr, roots[0], steps=found["sssp steps"])
-    found["threads"] = numba.get_num_threads()
-    return found
+        print(json.dumps(found), flush=True)
+
+
+class PolyfwSide:
+    """The child process that times polyfw on one graph, kept for the whole graph so that each root's turn is
+    a request, not a process; stopped (SIGSTOP) between requests: under OMP_WAIT_POLICY=active its OpenMP
+    threads spin after every parallel region and would slow GAPBS running beside them."""
+
+    def __init__(self, saved: Path, arguments: argparse.Namespace) -> None:
+        self.process = subprocess.Popen([sys.executable, __file__, "--polyfw-side", str(saved), "--trials",
+                                         str(arguments.trials), "--checked-roots", str(arguments.checked_roots),
+                                         "--wait", arguments.wait], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        self.threads = self._answer()["threads"]
+        self.process.send_signal(signal.SIGSTOP)
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"polyfw's side ended (exit status {self.process.wait()})")
+        return json.loads(line)
+
+    def ask(self, request: str) -> dict:
+        self.process.send_signal(signal.SIGCONT)
+        self.process.stdin.write(request + "\n")
+        self.process.stdin.flush()
+        found = self._answer()
+        self.process.send_signal(signal.SIGSTOP)
+        return found
+
+    def close(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+        self.process.stdin.close()
+        if self.process.wait() != 0:
+            raise RuntimeError(f"polyfw's side failed (exit status {self.process.returncode})")
 
 
 def _timed(run, trials: int) -> tuple[list[float], object]:
@@ -236,49 +280,62 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
     delta = best_delta(tools, weighted, int(roots[0]))
     saved = folder / "graph.npz"
     np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight, roots=roots)
+    kernels = (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
+               ("SSSP, polyfw with parents", "sssp", "sssp+parents"))
     gapbs: dict[str, list] = {"bfs": [[] for _ in roots], "sssp": [[] for _ in roots]}
-    polyfw: dict[str, list] = {}
-    for _ in range(arguments.passes):  # turns: a drift in the machine's load falls on both sides
+    polyfw: dict[str, list] = {key: [[] for _ in roots] for _, _, key in kernels}
+    ratios: dict[str, list] = {key: [] for _, _, key in kernels}
+    edges_reached = []
+    side = PolyfwSide(saved, arguments)
+    assert side.threads == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
+    for turn in range(arguments.passes):
         for at, root in enumerate(roots):
-            gapbs["bfs"][at] += gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials)
-            gapbs["sssp"][at] += gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, "-d", str(delta))
-        child = subprocess.run([sys.executable, __file__, "--polyfw-side", str(saved), "--trials",
-                                str(arguments.trials), "--checked-roots", str(arguments.checked_roots), "--wait",
-                                arguments.wait], check=True, capture_output=True, text=True)
-        found = json.loads(child.stdout)
-        assert found["threads"] == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
-        for key in ("bfs", "sssp", "sssp+parents"):
-            polyfw[key] = [earlier + times for earlier, times in zip(polyfw.get(key, [[] for _ in roots]), found[key])]
-        polyfw["bfs steps"], polyfw["sssp steps"], polyfw["edges"] = found["bfs steps"], found["sssp steps"], found["edges"]
-    component = median(polyfw["edges"])
+            # each root's turns side by side, the side that goes first alternating: a drift in the shared
+            # machine's speed falls on both sides of a pair
+            polyfw_first = (turn + at) % 2 == 1
+            ours = side.ask(str(root)) if polyfw_first else None
+            theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials),
+                      "sssp": gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, "-d", str(delta))}
+            ours = ours or side.ask(str(root))
+            for key in gapbs:
+                gapbs[key][at] += theirs[key]
+            for _, their_key, our_key in kernels:
+                polyfw[our_key][at] += ours[our_key]
+                ratios[our_key].append(median(theirs[their_key]) / median(ours[our_key]))
+            edges_reached.append(ours["edges"])
+    component = median(edges_reached)
     if arguments.profile:
+        steps = side.ask(f"steps {int(roots[0])}")
         profiles += level_profile(f"BFS, {kind}, scale {scale}, root {int(roots[0])}:",
-                                  gapbs_steps(tools / "bfs", unweighted, int(roots[0])), polyfw["bfs steps"])
+                                  gapbs_steps(tools / "bfs", unweighted, int(roots[0])), steps["bfs steps"])
         profiles += bucket_profile(f"SSSP, {kind}, scale {scale}, root {int(roots[0])} (GAPBS delta {delta}):",
                                    gapbs_steps(tools / "sssp", weighted, int(roots[0]), "-d", str(delta)),
-                                   polyfw["sssp steps"])
+                                   steps["sssp steps"])
+    side.close()
     rows = []
-    for kernel, theirs, ours in (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
-                                 ("SSSP, polyfw with parents", "sssp", "sssp+parents")):
-        their = median(median(times) for times in gapbs[theirs])
-        our = median(median(times) for times in polyfw[ours])
+    for kernel, theirs_key, ours_key in kernels:
+        their = median(median(times) for times in gapbs[theirs_key])
+        our = median(median(times) for times in polyfw[ours_key])
+        paired = sorted(ratios[ours_key])
         rows.append([f"{kind}, scale {scale}", kernel, edges.n, len(edges.source), round(their * 1e3, 2),
-                     round(our * 1e3, 2), round(their / our, 2), round(component / their / 1e6),
-                     round(component / our / 1e6)])
+                     round(our * 1e3, 2), round(median(paired), 2),
+                     f"{paired[len(paired) // 4]:.2f}-{paired[(3 * len(paired)) // 4]:.2f}",
+                     round(component / their / 1e6), round(component / our / 1e6)])
     return rows
 
 
 def main(arguments: argparse.Namespace) -> None:
     if arguments.polyfw_side is not None:
-        print(json.dumps(polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)))
+        polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)
         return
     print(f"CPU: {cpu_description()}")
     table = Table("gapbs", "BFS and SSSP beside GAPBS",
                   ["graph", "kernel", "vertices", "edges", "GAPBS ms", "polyfw ms", "polyfw / GAPBS speed",
-                   "GAPBS MTEPS", "polyfw MTEPS"],
+                   "middle half of the pairs", "GAPBS MTEPS", "polyfw MTEPS"],
                   note=f"{os.environ['OMP_NUM_THREADS']} threads on both sides, OMP_WAIT_POLICY="
                        f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each in "
-                       f"each of {arguments.passes} passes, medians")
+                       f"each of {arguments.passes} passes, medians; the speed is the median over (root, pass) of "
+                       f"the two sides' times from one root timed one after the other")
     profiles: list[str] = []
     with tempfile.TemporaryDirectory(prefix="polyfw-gapbs-") as work:
         tools = build_gapbs(arguments.gapbs, Path(work))

@@ -49,6 +49,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--trials", type=int, default=3, help="searches per root on each side, each pass")
     parser.add_argument("--passes", type=int, default=2,
                         help="rounds over the roots, each root timed on both sides in turn")
+    parser.add_argument("--threads", type=int, nargs="+", default=None,
+                        help="thread counts each root is timed at on both sides (default: OMP_NUM_THREADS); with "
+                             "several, a second table gives each side's speed-up from the fewest to the most")
     parser.add_argument("--checked-roots", type=int, default=3, help="roots whose answers are compared with scipy's")
     parser.add_argument("--wait", choices=("passive", "active"), default=os.environ.get("OMP_WAIT_POLICY", "passive"))
     parser.add_argument("--graphs", nargs="+", choices=("kronecker", "uniform"), default=["kronecker", "uniform"])
@@ -64,14 +67,15 @@ ARGUMENTS = parse_arguments() if __name__ == "__main__" else None
 if ARGUMENTS is not None:
     os.environ["OMP_WAIT_POLICY"] = ARGUMENTS.wait  # before any OpenMP runtime starts, on both sides
     os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count()))
-    os.environ.setdefault("NUMBA_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
+    ARGUMENTS.threads = ARGUMENTS.threads or [int(os.environ["OMP_NUM_THREADS"])]
+    os.environ["NUMBA_NUM_THREADS"] = str(max(ARGUMENTS.threads))
 
 import numpy as np  # noqa: E402
 
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import Edges  # noqa: E402
 from polyfw.sparse import rmat_edges  # noqa: E402
-from record import Table  # noqa: E402  (benchmarks/record.py)
+from record import Table, print_and_record  # noqa: E402  (benchmarks/record.py)
 
 
 def build_gapbs(source: Path, into: Path) -> Path:
@@ -135,25 +139,32 @@ def write_gapbs_graphs(edges: Edges, folder: Path, tools: Path) -> tuple[Path, P
     return folder / "g.sg", folder / "g.wsg"
 
 
-def gapbs_seconds(binary: Path, graph: Path, root: int, trials: int, *extra: str) -> list[float]:
+def on_threads(threads: int) -> dict[str, str]:
+    """The environment a GAPBS run on `threads` OpenMP threads gets."""
+    return os.environ | {"OMP_NUM_THREADS": str(threads)}
+
+
+def gapbs_seconds(binary: Path, graph: Path, root: int, trials: int, threads: int, *extra: str) -> list[float]:
     """GAPBS's kernel-only trial times for one root, its own verifier passing on every trial."""
     done = subprocess.run([str(binary), "-f", str(graph), "-r", str(root), "-n", str(trials), "-v", *extra],
-                          check=True, capture_output=True, text=True)
+                          check=True, capture_output=True, text=True, env=on_threads(threads))
     verdicts = re.findall(r"Verification:\s+(\S+)", done.stdout)
     if len(verdicts) != trials or any(verdict != "PASS" for verdict in verdicts):
         raise RuntimeError(f"GAPBS's {binary.name} failed its verification from root {root}:\n{done.stdout[-2000:]}")
     return [float(value) for value in re.findall(r"Trial Time:\s+([\d.]+)", done.stdout)]
 
 
-def best_delta(tools: Path, weighted: Path, root: int) -> int:
+def best_delta(tools: Path, weighted: Path, root: int, threads: int) -> int:
     """GAPBS's fastest delta of DELTAS from one root (its README: keep its best)."""
-    return min(DELTAS, key=lambda delta: median(gapbs_seconds(tools / "sssp", weighted, root, 3, "-d", str(delta))))
+    return min(DELTAS, key=lambda delta: median(gapbs_seconds(tools / "sssp", weighted, root, 3, threads, "-d",
+                                                              str(delta))))
 
 
 def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
     """The child: loads the graph once, then answers each request line on stdin with a JSON line. A root:
     polyfw's times from it (BFS, SSSP distances only, SSSP with parents), every answer validated, the
-    first `checked_roots` roots' checked against scipy's too. 'steps ROOT': both searches' logs."""
+    first `checked_roots` roots' checked against scipy's too. Each request ends
+    with the threads to run on; 'steps ROOT THREADS': both searches' logs."""
     import numba
     import scipy.sparse as sp
     from scipy.sparse.csgraph import breadth_first_order, dijkstra
@@ -167,10 +178,11 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
     first = int(saved["roots"][0])
     bfs(csr, first)  # compile
     sssp(csr, first)
-    print(json.dumps({"threads": numba.get_num_threads()}), flush=True)
+    print(json.dumps({"ready": True}), flush=True)
     checked: set[int] = set()
     for request in sys.stdin:
         words = request.split()
+        numba.set_num_threads(int(words[-1]))
         if words[0] == "steps":
             found = {"bfs steps": [], "sssp steps": []}
             bfs(csr, int(words[1]), steps=found["bfs steps"])
@@ -178,7 +190,7 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
             print(json.dumps(found), flush=True)
             continue
         root = int(words[0])
-        found = {}
+        found = {"threads": numba.get_num_threads()}
         found["bfs"], (levels, parents) = _timed(lambda: bfs(csr, root), trials)
         validate_bfs(csr, root, levels, parents)
         reached = levels != np.iinfo(levels.dtype).max
@@ -205,7 +217,7 @@ class PolyfwSide:
                                          str(arguments.trials), "--checked-roots", str(arguments.checked_roots),
                                          "--wait", arguments.wait], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True)
-        self.threads = self._answer()["threads"]
+        self._answer()
         self.process.send_signal(signal.SIGSTOP)
 
     def _answer(self) -> dict:
@@ -238,12 +250,12 @@ def _timed(run, trials: int) -> tuple[list[float], object]:
     return times, found
 
 
-def gapbs_steps(binary: Path, graph: Path, root: int, *extra: str) -> list[str]:
+def gapbs_steps(binary: Path, graph: Path, root: int, threads: int, *extra: str) -> list[str]:
     """GAPBS's own log of one search (-l), a line per step. BFS: 'td' top-down with the queue's size,
     'bu' bottom-up with the vertices it woke, 'e' and 'c' its conversions between queue and bitmap, in
     seconds. SSSP: the bin, its frontier and milliseconds."""
     done = subprocess.run([str(binary), "-f", str(graph), "-r", str(root), "-n", "1", "-l", *extra],
-                          check=True, capture_output=True, text=True)
+                          check=True, capture_output=True, text=True, env=on_threads(threads))
     lines = done.stdout.splitlines()
     first = next(at for at, line in enumerate(lines) if line.startswith("Graph has")) + 1
     last = next(at for at, line in enumerate(lines) if line.startswith(("took", "Trial Time")))
@@ -271,57 +283,77 @@ def bucket_profile(title: str, gapbs: list[str], polyfw: list) -> list[str]:
 
 
 def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: argparse.Namespace,
-                profiles: list[str]) -> list[list]:
+                profiles: list[str]) -> tuple[list[list], list[list]]:
+    """The graph's rows of the speed table (a row per thread count and kernel) and of the scaling table."""
     edges = make_graph(kind, scale)
     unweighted, weighted = write_gapbs_graphs(edges, folder, tools)
     degree = np.bincount(np.concatenate([edges.source, edges.target]), minlength=edges.n)
     rng = np.random.default_rng(1000 + scale)
     roots = rng.choice(np.flatnonzero(degree > 0), size=arguments.roots, replace=False)
-    delta = best_delta(tools, weighted, int(roots[0]))
+    most = max(arguments.threads)
+    delta = best_delta(tools, weighted, int(roots[0]), most)
     saved = folder / "graph.npz"
     np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight, roots=roots)
     kernels = (("BFS", "bfs", "bfs"), (f"SSSP (GAPBS delta {delta})", "sssp", "sssp"),
                ("SSSP, polyfw with parents", "sssp", "sssp+parents"))
-    gapbs: dict[str, list] = {"bfs": [[] for _ in roots], "sssp": [[] for _ in roots]}
-    polyfw: dict[str, list] = {key: [[] for _ in roots] for _, _, key in kernels}
-    ratios: dict[str, list] = {key: [] for _, _, key in kernels}
+    # per thread count: each side's times per kernel and root, and each (root, pass) pair's ratio
+    gapbs = {t: {key: [[] for _ in roots] for key in ("bfs", "sssp")} for t in arguments.threads}
+    polyfw = {t: {key: [[] for _ in roots] for _, _, key in kernels} for t in arguments.threads}
+    ratios = {t: {key: [] for _, _, key in kernels} for t in arguments.threads}
     edges_reached = []
     side = PolyfwSide(saved, arguments)
-    assert side.threads == int(os.environ["OMP_NUM_THREADS"]), "GAPBS and polyfw must run on the same threads"
     for turn in range(arguments.passes):
         for at, root in enumerate(roots):
-            # each root's turns side by side, the side that goes first alternating: a drift in the shared
-            # machine's speed falls on both sides of a pair
-            polyfw_first = (turn + at) % 2 == 1
-            ours = side.ask(str(root)) if polyfw_first else None
-            theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials),
-                      "sssp": gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, "-d", str(delta))}
-            ours = ours or side.ask(str(root))
-            for key in gapbs:
-                gapbs[key][at] += theirs[key]
-            for _, their_key, our_key in kernels:
-                polyfw[our_key][at] += ours[our_key]
-                ratios[our_key].append(median(theirs[their_key]) / median(ours[our_key]))
-            edges_reached.append(ours["edges"])
+            for threads in arguments.threads:
+                # a root's turns side by side, the side that goes first alternating: a drift in the shared
+                # machine's speed falls on both sides of a pair
+                polyfw_first = (turn + at) % 2 == 1
+                ours = side.ask(f"{root} {threads}") if polyfw_first else None
+                theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials, threads),
+                          "sssp": gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, threads,
+                                                "-d", str(delta))}
+                ours = ours or side.ask(f"{root} {threads}")
+                assert ours["threads"] == threads, "GAPBS and polyfw must run on the same threads"
+                for key in ("bfs", "sssp"):
+                    gapbs[threads][key][at] += theirs[key]
+                for _, their_key, our_key in kernels:
+                    polyfw[threads][our_key][at] += ours[our_key]
+                    ratios[threads][our_key].append(median(theirs[their_key]) / median(ours[our_key]))
+                edges_reached.append(ours["edges"])
     component = median(edges_reached)
     if arguments.profile:
-        steps = side.ask(f"steps {int(roots[0])}")
-        profiles += level_profile(f"BFS, {kind}, scale {scale}, root {int(roots[0])}:",
-                                  gapbs_steps(tools / "bfs", unweighted, int(roots[0])), steps["bfs steps"])
-        profiles += bucket_profile(f"SSSP, {kind}, scale {scale}, root {int(roots[0])} (GAPBS delta {delta}):",
-                                   gapbs_steps(tools / "sssp", weighted, int(roots[0]), "-d", str(delta)),
+        steps = side.ask(f"steps {int(roots[0])} {most}")
+        profiles += level_profile(f"BFS, {kind}, scale {scale}, root {int(roots[0])}, {most} threads:",
+                                  gapbs_steps(tools / "bfs", unweighted, int(roots[0]), most), steps["bfs steps"])
+        profiles += bucket_profile(f"SSSP, {kind}, scale {scale}, root {int(roots[0])} (GAPBS delta {delta}), "
+                                   f"{most} threads:",
+                                   gapbs_steps(tools / "sssp", weighted, int(roots[0]), most, "-d", str(delta)),
                                    steps["sssp steps"])
     side.close()
+    graph = f"{kind}, scale {scale}"
     rows = []
-    for kernel, theirs_key, ours_key in kernels:
-        their = median(median(times) for times in gapbs[theirs_key])
-        our = median(median(times) for times in polyfw[ours_key])
-        paired = sorted(ratios[ours_key])
-        rows.append([f"{kind}, scale {scale}", kernel, edges.n, len(edges.source), round(their * 1e3, 2),
-                     round(our * 1e3, 2), round(median(paired), 2),
-                     f"{paired[len(paired) // 4]:.2f}-{paired[(3 * len(paired)) // 4]:.2f}",
-                     round(component / their / 1e6), round(component / our / 1e6)])
-    return rows
+    for threads in arguments.threads:
+        for kernel, their_key, our_key in kernels:
+            their = median(median(times) for times in gapbs[threads][their_key])
+            our = median(median(times) for times in polyfw[threads][our_key])
+            paired = sorted(ratios[threads][our_key])
+            rows.append([graph, kernel, threads, edges.n, len(edges.source), round(their * 1e3, 2),
+                         round(our * 1e3, 2), round(median(paired), 2),
+                         f"{paired[len(paired) // 4]:.2f}-{paired[(3 * len(paired)) // 4]:.2f}",
+                         round(component / their / 1e6), round(component / our / 1e6)])
+    fewest = min(arguments.threads)
+    scaling = []
+    if fewest < most:
+        for kernel, their_key, our_key in kernels:
+            theirs = [speed_up(gapbs[fewest][their_key], gapbs[most][their_key])]
+            ours = [speed_up(polyfw[fewest][our_key], polyfw[most][our_key])]
+            scaling.append([graph, kernel, f"{fewest} -> {most}", *theirs, *ours])
+    return rows, scaling
+
+
+def speed_up(fewer: list[list[float]], more: list[list[float]]) -> float:
+    """The median over roots of a root's median time on fewer threads over its median on more."""
+    return round(median(median(slow) / median(fast) for slow, fast in zip(fewer, more)), 2)
 
 
 def main(arguments: argparse.Namespace) -> None:
@@ -329,21 +361,29 @@ def main(arguments: argparse.Namespace) -> None:
         polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)
         return
     print(f"CPU: {cpu_description()}")
+    how = (f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials "
+           f"each in each of {arguments.passes} passes")
     table = Table("gapbs", "BFS and SSSP beside GAPBS",
-                  ["graph", "kernel", "vertices", "edges", "GAPBS ms", "polyfw ms", "polyfw / GAPBS speed",
+                  ["graph", "kernel", "threads", "vertices", "edges", "GAPBS ms", "polyfw ms", "polyfw / GAPBS speed",
                    "middle half of the pairs", "GAPBS MTEPS", "polyfw MTEPS"],
-                  note=f"{os.environ['OMP_NUM_THREADS']} threads on both sides, OMP_WAIT_POLICY="
-                       f"{os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials each in "
-                       f"each of {arguments.passes} passes, medians; the speed is the median over (root, pass) of "
-                       f"the two sides' times from one root timed one after the other")
+                  note=f"the same threads on both sides, {how}, medians; the speed is the median over (root, pass) "
+                       f"of the two sides' times from one root timed one after the other")
+    scaling: list[list] = []
     profiles: list[str] = []
     with tempfile.TemporaryDirectory(prefix="polyfw-gapbs-") as work:
         tools = build_gapbs(arguments.gapbs, Path(work))
         for scale in arguments.scales:
             for kind in arguments.graphs:
-                for row in bench_graph(kind, scale, tools, Path(work), arguments, profiles):
+                rows, scaled = bench_graph(kind, scale, tools, Path(work), arguments, profiles)
+                for row in rows:
                     table.add(*row)
+                scaling += scaled
     table.record()
+    if scaling:
+        print_and_record("gapbs", "BFS and SSSP: each side's speed-up with threads",
+                         ["graph", "kernel", "threads", "GAPBS speed-up", "polyfw speed-up"], scaling,
+                         note=f"{how}; each root timed at every thread count in turn, the median over roots of a "
+                              f"root's median time on the fewest threads over its median on the most")
     if profiles:
         print("\nBFS level by level and SSSP round by round, one root a graph:\n")
         print("\n".join(profiles))

@@ -20,7 +20,7 @@ from polyfw.sparse.kernels import breadth_first
 from polyfw.sparse.searches import ALPHA, BETA
 from polyfw.sparse.team import STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step, step_rows, team_deadline
 from tiling.semirings import INT32_INF
-from polyfw.graphs import GraphInputError, minnesota_road_graph
+from polyfw.graphs import Edges, GraphInputError, minnesota_road_graph
 from tests.bruteforce import chain_length
 
 
@@ -62,6 +62,28 @@ def test_levels_take_the_smallest_dtype():
     levels, _ = bfs(path, 0)
     assert levels.dtype == np.uint16 and levels[-1] == 299
     assert bfs(nx.path_graph(10), 0)[0].dtype == np.uint8
+
+
+@pytest.mark.parametrize("tail", [253, 254, 255, 400])
+def test_a_search_deeper_than_a_byte_goes_bottom_up_with_exact_levels(tail):
+    """A path of `tail` edges, then a dense random graph at its end: the search writes its levels in a byte
+    a vertex until a level would be 255 (a byte's 'unreached'), copies them into int32 and goes on there,
+    and the dense part's big frontiers run bottom-up past that point (and before it, for the short paths)."""
+    rng = np.random.default_rng(tail)
+    blob = 3000
+    heads, tails_ = rng.integers(0, blob, 20 * blob) + tail, rng.integers(0, blob, 20 * blob) + tail
+    source = np.concatenate([np.arange(tail), heads])
+    target = np.concatenate([np.arange(1, tail + 1), tails_])
+    csr = as_csr(Edges(tail + blob, source, target, np.ones(len(source))), directed=False)
+    steps: list = []
+    levels, parent = bfs(csr, 0, steps=steps)
+    validate_bfs(csr, 0, levels, parent)
+    expected = _levels_by_scipy(csr, 0)
+    reached = np.isfinite(expected)
+    assert levels.dtype == (np.uint8 if expected[reached].max() < 255 else np.uint16)
+    assert np.array_equal(levels != np.iinfo(levels.dtype).max, reached)
+    assert np.array_equal(levels[reached], expected[reached])
+    assert "bu" in {kind for kind, *_ in steps}
 
 
 @pytest.mark.parametrize("name", GRAPHS)
@@ -471,7 +493,7 @@ def test_a_bfs_team_of_any_size_finds_the_same_levels(workers, deadline):
     validate_bfs(csr, source, levels, parent)
     expected = _levels_by_scipy(csr, source)
     reached = np.isfinite(expected)
-    assert np.array_equal(level[reached], expected[reached]) and (level[~reached] == -1).all()
+    assert np.array_equal(levels[reached], expected[reached]) and (levels[~reached] == 255).all()
     assert depth == int(expected[reached].max()) + 1 and {kind for kind in log[:depth, 0]} == {0, 1}
 
 

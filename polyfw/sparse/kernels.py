@@ -71,10 +71,11 @@ def _queued(buffer, held, v, queue, count):
 
 
 @njit(cache=True, inline="always")
-def _top_down_share(indptr, indices, queue, head, count, parent, level, depth, row, claim):
+def _top_down_share(indptr, indices, queue, head, count, parent, level, levels, wide, depth, row, claim):
     """A worker's part of a top-down step: claims of the frontier queue[head:head + count] until none are
     left. Every unvisited out-neighbour is appended to the queue after it (row[APPENDED]: how many are),
-    with the first frontier vertex that claims it (compare-and-swap on parent) as its parent. Returns
+    with the first frontier vertex that claims it (compare-and-swap on parent) as its parent, and its
+    level (_put_level). Returns
     the out-degrees of those that joined summed (Beamer's scout count: the next step's edges,
     top-down), read from the parent each unvisited vertex holds (minus its out-degree, minus 1:
     _unvisited_share), not from two more rows of indptr."""
@@ -93,7 +94,7 @@ def _top_down_share(indptr, indices, queue, head, count, parent, level, depth, r
                 v = np.uint64(indices[e])
                 unvisited = parent[v]
                 if unvisited < 0 and compare_and_swap(parent, v, unvisited, u):
-                    level[v] = depth + 1
+                    _put_level(level, levels, wide, v, depth + 1)
                     held = _queued(buffer, held, v, next_queue, appended)
                     found += -1 - unvisited
     _flush(buffer, held, next_queue, appended)
@@ -101,7 +102,7 @@ def _top_down_share(indptr, indices, queue, head, count, parent, level, depth, r
 
 
 @njit(cache=True, inline="always")
-def _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, depth, claimed):
+def _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, levels, wide, depth, claimed):
     """A worker's part of a bottom-up step: every unvisited vertex of the words it claims (WORD_CLAIM at
     a time; it owns their vertices, so nothing is shared) looks for a parent among its in-neighbours on
     the frontier (a bit of `front`: 1 bit a vertex stays in cache where a level array does not),
@@ -125,7 +126,7 @@ def _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, de
                         u = np.uint64(in_indices[e])
                         if (front[u >> six] >> (u & low_bits)) & one:
                             parent[v] = u
-                            level[v] = depth + 1
+                            _put_level(level, levels, wide, v, depth + 1)
                             bits |= one << (v & low_bits)
                             awake += 1
                             break
@@ -140,26 +141,50 @@ def _claimed_vertices(claimed, n):
 
 
 @njit(cache=True, inline="always")
-def _unvisited_share(indptr, parent, level, source, claimed):
+def _unvisited_share(indptr, parent, levels, source, claimed):
     """parent[v] = -1 - out-degree(v) (GAPBS's trick): negative marks v unvisited, and the
-    compare-and-swap that claims v reads its degree with it; level[v] = -1; the source its own parent,
-    at level 0."""
+    compare-and-swap that claims v reads its degree with it; levels[v] its dtype's largest value
+    (unreached); the source its own parent, at level 0."""
     n = parent.shape[0]
+    unreached = np.iinfo(levels.dtype).max
     while True:
         first, last = _claimed_vertices(claimed, n)
         if first >= n:
             return
         for v in range(first, last):
             parent[v] = -1 - (indptr[v + 1] - indptr[v])
-            level[v] = -1
+            levels[v] = unreached
         if first <= source < last:
-            parent[source], level[source] = source, 0
+            parent[source], levels[source] = source, 0
 
 
 @njit(cache=True, inline="always")
-def _front_of_level_share(level, depth, front, claimed):
-    """front's bit v set where level[v] == depth (the queue as a bitmap, without atomics)."""
-    n = level.shape[0]
+def _put_level(level, levels, wide, v, depth):
+    """v's level: in `levels`, one byte a vertex (the search's random writes stay in cache), until the
+    search is `wide` (deeper than levels' dtype holds: _widened_share), then in `level`."""
+    if wide:
+        level[v] = depth
+    else:
+        levels[v] = depth
+
+
+@njit(cache=True, inline="always")
+def _widened_share(levels, level, claimed):
+    """level = levels, unreached (levels' largest value) as -1: the search goes on in `level`."""
+    n = levels.shape[0]
+    unreached = np.iinfo(levels.dtype).max
+    while True:
+        first, last = _claimed_vertices(claimed, n)
+        if first >= n:
+            return
+        for v in range(first, last):
+            level[v] = -1 if levels[v] == unreached else np.int32(levels[v])
+
+
+@njit(cache=True, inline="always")
+def _front_of_level_share(level, levels, wide, depth, front, claimed):
+    """front's bit v set where v's level is depth (the queue as a bitmap, without atomics)."""
+    n = levels.shape[0]
     while True:
         first, last = _claimed_vertices(claimed, n)
         if first >= n:
@@ -167,7 +192,7 @@ def _front_of_level_share(level, depth, front, claimed):
         for word in range(first // 64, (last + 63) // 64):
             bits = np.uint64(0)
             for v in range(word * 64, min(word * 64 + 64, n)):
-                if level[v] == depth:
+                if (level[v] == depth) if wide else (levels[v] == depth):
                     bits |= np.uint64(1) << np.uint64(v & 63)
             front[word] = bits
 
@@ -197,9 +222,8 @@ def _queue_of_front_share(front, queue, at, indptr, row):
 
 
 @njit(cache=True, inline="always")
-def _settled_share(parent, level, levels, narrow, claimed):
-    """The search's last step: every vertex it left unvisited back to NO_PARENT and, if `narrow`,
-    levels = level in its (narrower, unsigned) dtype, -1 wrapping to that dtype's largest value."""
+def _settled_share(parent, claimed):
+    """The search's last step: every vertex it left unvisited back to NO_PARENT."""
     n = parent.shape[0]
     while True:
         first, last = _claimed_vertices(claimed, n)
@@ -207,15 +231,22 @@ def _settled_share(parent, level, levels, narrow, claimed):
             return
         for v in range(first, last):
             parent[v] = max(parent[v], NO_PARENT)  # no branch: unvisited is random to the predictor
-        if narrow:
-            for v in range(first, last):
-                levels[v] = level[v]
 
 
 @njit(cache=True, inline="always")
 def _summed(rows, step, part):
     """A worker's part of step `step`'s sum added in."""
     fetch_add(rows[step % STEP_ROWS], SUMMED, part)
+
+
+@njit(cache=True, inline="always")
+def _widened(levels, level, wide, depth, team, size, rank, rows, step):
+    """(wide, step): before a step writes a level levels' dtype cannot hold (its largest value is
+    unreached), the team copies levels into level (_widened_share) and the search goes on there."""
+    if wide or depth + 1 < np.iinfo(levels.dtype).max:
+        return wide, step
+    _widened_share(levels, level, rows[step % STEP_ROWS])
+    return True, next_step(team, size, rank, rows, step)
 
 
 @njit(cache=True, inline="always")
@@ -227,7 +258,7 @@ def _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, p
     step's row (each vertex joins once, so n entries hold the whole search). Returns the number of levels."""
     n = parent.shape[0]
     step = 0
-    _unvisited_share(indptr, parent, level, source, rows[step])
+    _unvisited_share(indptr, parent, levels, source, rows[step])
     if rank == 0:
         queue[0] = source
     step = next_step(team, size, rank, rows, step)
@@ -236,17 +267,20 @@ def _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, p
     scout = indptr[source + 1] - indptr[source]
     edges = scout  # the frontier's out-edges: a step on few of them runs on rank 0 alone
     front, next_front = fronts[0], fronts[1]
+    wide = False
     while count:
+        wide, step = _widened(levels, level, wide, depth, team, size, rank, rows, step)
         started = cycles()
         if alpha > 0 and scout > unchecked / alpha:
-            _front_of_level_share(level, depth, front, rows[step % STEP_ROWS])
+            _front_of_level_share(level, levels, wide, depth, front, rows[step % STEP_ROWS])
             step = next_step(team, size, rank, rows, step)
             awake = count
             while True:  # bottom-up steps while the frontier grows or stays large
+                wide, step = _widened(levels, level, wide, depth, team, size, rank, rows, step)
                 before = awake
                 stepped = cycles()
-                _summed(rows, step, _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, depth,
-                                                     rows[step % STEP_ROWS]))
+                _summed(rows, step, _bottom_up_share(in_indptr, in_indices, front, next_front, parent, level, levels,
+                                                     wide, depth, rows[step % STEP_ROWS]))
                 step = next_step(team, size, rank, rows, step)
                 awake = rows[(step - 1) % STEP_ROWS, SUMMED]  # the step just ended
                 front, next_front = next_front, front
@@ -271,7 +305,8 @@ def _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, p
         row = rows[step % STEP_ROWS]
         if edges > SERIAL_EDGES or rank == 0:
             claim = _claim_size(count, size) if edges > SERIAL_EDGES else count
-            _summed(rows, step, _top_down_share(indptr, indices, queue, head, count, parent, level, depth, row, claim))
+            _summed(rows, step, _top_down_share(indptr, indices, queue, head, count, parent, level, levels, wide, depth,
+                                                row, claim))
         step = next_step(team, size, rank, rows, step)
         scout = edges = row[SUMMED]
         head, count = head + count, row[APPENDED]
@@ -279,7 +314,7 @@ def _search_levels(rank, size, indptr, indices, in_indptr, in_indices, source, p
         depth += 1
         if rank == 0:
             log[depth - 1] = (0, ended - stepped, ended - started, count)
-    _settled_share(parent, level, levels, depth < np.iinfo(levels.dtype).max, rows[step % STEP_ROWS])
+    _settled_share(parent, rows[step % STEP_ROWS])
     return depth
 
 
@@ -289,8 +324,9 @@ def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level,
     """Direction-optimizing BFS (Beamer; GAPBS's schedule of steps) from `source`, whole in one parallel
     region (a team: polyfw.sparse.team): top-down while the queue's out-edges (scout) are few against
     the edges still unchecked / alpha, then bottom-up while the frontier grows or holds more than
-    n / beta vertices (alpha <= 0: top-down only). Fills parent (NO_PARENT where unreached), level
-    (int32, -1 where unreached) and, where the depth fits its dtype, levels. Writes a row of log a level:
+    n / beta vertices (alpha <= 0: top-down only). Fills parent (NO_PARENT where unreached) and levels
+    (unreached: its dtype's largest value) while the levels fit that dtype; a deeper search goes on in
+    level (int32, -1 where unreached; levels then holds its first levels only). Writes a row of log a level:
     (1 if bottom-up, the step's cycles, the level's cycles with its conversions, the next frontier).
     Returns the number of levels."""
     n = parent.shape[0]

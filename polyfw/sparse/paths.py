@@ -78,8 +78,8 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
     csr = as_csr(graph, directed=directed)
     source = check_source(source, csr.n)
     parent = np.empty(csr.n, dtype=csr.indices.dtype)  # 32-bit ids where the graph fits
-    level = np.empty(csr.n, dtype=np.int32)
-    levels = np.empty(csr.n, dtype=np.uint8)  # written by the search when its depth fits
+    levels = np.empty(csr.n, dtype=np.uint8)  # the search's levels while they fit a byte
+    level = np.empty(csr.n, dtype=np.int32)  # a deeper search's (never touched, so never mapped, otherwise)
     log = np.empty((csr.n + 1, 4), dtype=np.int64)  # a row a level, at most n of them
     optimizing = direction == "optimizing"
     reverse = csr.reverse if optimizing else csr

@@ -201,7 +201,8 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
         assert np.array_equal(distances, with_parents), f"root {root}: distances differ with and without parents"
         if len(checked) < checked_roots and root not in checked:
             checked.add(root)
-            assert np.array_equal(distances, dijkstra(matrix, directed=False, indices=root)), f"root {root}: not scipy's"
+            expected = dijkstra(matrix, directed=False, indices=root)
+            assert np.array_equal(distances, expected), f"root {root}: not scipy's"
             order = breadth_first_order(matrix, root, directed=False, return_predecessors=False)
             assert set(order.tolist()) == set(np.flatnonzero(reached).tolist()), f"root {root}: BFS reach differs"
         print(json.dumps(found), flush=True)
@@ -234,10 +235,16 @@ class PolyfwSide:
         self.process.send_signal(signal.SIGSTOP)
         return found
 
-    def close(self) -> None:
+    def __enter__(self) -> PolyfwSide:
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        """Ends the child: after a failure (or an interrupt) at once, so that no stopped process is left."""
         self.process.send_signal(signal.SIGCONT)
+        if kind is not None:
+            self.process.kill()
         self.process.stdin.close()
-        if self.process.wait() != 0:
+        if self.process.wait() != 0 and kind is None:
             raise RuntimeError(f"polyfw's side failed (exit status {self.process.returncode})")
 
 
@@ -301,35 +308,34 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
     polyfw = {t: {key: [[] for _ in roots] for _, _, key in kernels} for t in arguments.threads}
     ratios = {t: {key: [] for _, _, key in kernels} for t in arguments.threads}
     edges_reached = []
-    side = PolyfwSide(saved, arguments)
-    for turn in range(arguments.passes):
-        for at, root in enumerate(roots):
-            for threads in arguments.threads:
-                # a root's turns side by side, the side that goes first alternating: a drift in the shared
-                # machine's speed falls on both sides of a pair
-                polyfw_first = (turn + at) % 2 == 1
-                ours = side.ask(f"{root} {threads}") if polyfw_first else None
-                theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials, threads),
-                          "sssp": gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, threads,
-                                                "-d", str(delta))}
-                ours = ours or side.ask(f"{root} {threads}")
-                assert ours["threads"] == threads, "GAPBS and polyfw must run on the same threads"
-                for key in ("bfs", "sssp"):
-                    gapbs[threads][key][at] += theirs[key]
-                for _, their_key, our_key in kernels:
-                    polyfw[threads][our_key][at] += ours[our_key]
-                    ratios[threads][our_key].append(median(theirs[their_key]) / median(ours[our_key]))
-                edges_reached.append(ours["edges"])
-    component = median(edges_reached)
-    if arguments.profile:
-        steps = side.ask(f"steps {int(roots[0])} {most}")
-        profiles += level_profile(f"BFS, {kind}, scale {scale}, root {int(roots[0])}, {most} threads:",
-                                  gapbs_steps(tools / "bfs", unweighted, int(roots[0]), most), steps["bfs steps"])
-        profiles += bucket_profile(f"SSSP, {kind}, scale {scale}, root {int(roots[0])} (GAPBS delta {delta}), "
-                                   f"{most} threads:",
-                                   gapbs_steps(tools / "sssp", weighted, int(roots[0]), most, "-d", str(delta)),
-                                   steps["sssp steps"])
-    side.close()
+    with PolyfwSide(saved, arguments) as side:
+        for turn in range(arguments.passes):
+            for at, root in enumerate(roots):
+                for threads in arguments.threads:
+                    # a root's turns side by side, the side that goes first alternating: a drift in the shared
+                    # machine's speed falls on both sides of a pair
+                    polyfw_first = (turn + at) % 2 == 1
+                    ours = side.ask(f"{root} {threads}") if polyfw_first else None
+                    theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials, threads),
+                              "sssp": gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, threads,
+                                                    "-d", str(delta))}
+                    ours = ours or side.ask(f"{root} {threads}")
+                    assert ours["threads"] == threads, "GAPBS and polyfw must run on the same threads"
+                    for key in ("bfs", "sssp"):
+                        gapbs[threads][key][at] += theirs[key]
+                    for _, their_key, our_key in kernels:
+                        polyfw[threads][our_key][at] += ours[our_key]
+                        ratios[threads][our_key].append(median(theirs[their_key]) / median(ours[our_key]))
+                    edges_reached.append(ours["edges"])
+        component = median(edges_reached)
+        if arguments.profile:
+            steps = side.ask(f"steps {int(roots[0])} {most}")
+            profiles += level_profile(f"BFS, {kind}, scale {scale}, root {int(roots[0])}, {most} threads:",
+                                      gapbs_steps(tools / "bfs", unweighted, int(roots[0]), most), steps["bfs steps"])
+            profiles += bucket_profile(f"SSSP, {kind}, scale {scale}, root {int(roots[0])} (GAPBS delta {delta}), "
+                                       f"{most} threads:",
+                                       gapbs_steps(tools / "sssp", weighted, int(roots[0]), most, "-d", str(delta)),
+                                       steps["sssp steps"])
     graph = f"{kind}, scale {scale}"
     rows = []
     for threads in arguments.threads:

@@ -2,6 +2,8 @@
 rules shown to catch broken trees."""
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -134,7 +136,7 @@ def test_delta_stepping_loses_no_update_under_contention():
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.sampled_from([0.25, 3.0, 40.0, np.inf]), st.booleans())
 def test_delta_stepping_is_exact_for_any_bucket_width(n, seed, delta, fractional):
-    """Weights up to 1000 against buckets of width 0.25 put most vertices beyond the 64 slots (the far
+    """Weights up to 1000 against buckets of width 0.25 put most vertices beyond the 255 slots (the far
     set); zero weights keep a vertex in its bucket; delta inf is one bucket."""
     from polyfw.sparse.paths import delta_stepping
 
@@ -160,10 +162,62 @@ def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set(workers, deadline)
     for row, source in enumerate((1, 5)):
         dist = np.full(csr.n, np.inf)
         log = np.empty((4 * csr.n, 5), dtype=np.int64)
-        assert stepping(csr.indptr, csr.indices, csr.weights, source, dist, 8.0, bucket_slots(csr, 8.0), 1,
+        assert stepping(csr.indptr, csr.indices, csr.weights, source, dist, 8.0, bucket_slots(csr, 8.0)[0], 1,
                         workers or numba.get_num_threads(), -1, team_deadline() if deadline is None else deadline,
                         log)[0]
         assert np.array_equal(dist, expected[row])
+
+
+def test_the_bucket_width_is_the_mean_weight_over_the_mean_degree_and_its_slots_reach_the_heaviest():
+    """Six arcs of mean weight 10 among three vertices: width 5. An edgeless graph: width 1 (mean weight 1).
+    A sparse graph (0.5 arcs a vertex): the mean weight, not more. The slots reach heaviest / width + 2
+    buckets ahead, at most BUCKET_SLOTS; a slot holds n entries unless window * n passes SLOT_ENTRIES."""
+    from polyfw.sparse import paths
+    from polyfw.sparse.csr import _from_arrays
+
+    dense = _from_arrays(3, np.array([0, 0, 1, 1, 2, 2]), np.array([1, 2, 0, 2, 0, 1]),
+                         np.array([4.0, 16.0, 10.0, 10.0, 10.0, 10.0]))
+    assert dense.bucket_width == 5.0
+    assert paths.bucket_slots(dense, 5.0) == (math.ceil(16 / 5) + 2, 3)
+    assert _from_arrays(3, np.zeros(0, int), np.zeros(0, int), np.zeros(0)).bucket_width == 1.0
+    sparse = _from_arrays(8, np.array([0, 1, 2, 3]), np.array([1, 2, 3, 4]), np.array([1.0, 2.0, 3.0, 1000.0]))
+    assert sparse.bucket_width == sparse.mean_weight
+    assert paths.bucket_slots(sparse, 0.001) == (paths.BUCKET_SLOTS, 8)
+    assert paths.bucket_slots(sparse, np.inf) == (2, 8)
+    huge = paths.SLOT_ENTRIES // 10 + 1
+    big = _from_arrays(huge, np.array([0]), np.array([1]), np.array([37.0]))
+    window, capacity = paths.bucket_slots(big, 4.0)
+    assert window == 12 and capacity == paths.SLOT_ENTRIES // 12 < huge
+
+
+def test_a_vertex_lowered_many_times_into_one_later_bucket_is_found_exactly():
+    """A sink that 3,000 leaves of one bucket each lower into the same later bucket, again and again; the
+    leaves' round runs on one member (3,000 + 3,000 edges at most), which claims its whole frontier at
+    once. Distances and parents equal scipy's, with one thread and with all."""
+    import numba
+
+    from polyfw.sparse.csr import _from_arrays
+    from polyfw.sparse.paths import delta_stepping
+
+    leaves = 3000
+    rng = np.random.default_rng(4)
+    sink, tail = leaves + 1, leaves + 2
+    source = np.concatenate([np.zeros(leaves, dtype=np.int64), np.arange(1, leaves + 1), [sink]])
+    target = np.concatenate([np.arange(1, leaves + 1), np.full(leaves, sink), [tail]])
+    # later leaves reach the sink by lighter edges: it is lowered again and again, never below bucket 12
+    weights = np.concatenate([rng.integers(1, 4, leaves), 100 + np.arange(leaves, 0, -1) % 7, [5]]).astype(float)
+    csr = _from_arrays(tail + 1, source, target, weights)
+    expected = scipy_dijkstra(_scipy(csr), indices=0)
+    threads = numba.get_num_threads()
+    try:
+        for count in {1, threads}:
+            numba.set_num_threads(count)
+            assert np.array_equal(delta_stepping(csr, 0, 8.0), expected)
+            dist, parent = sssp(csr, 0)
+            assert np.array_equal(dist, expected)
+            validate_sssp(csr, 0, dist, parent)
+    finally:
+        numba.set_num_threads(threads)
 
 
 def test_the_atomic_min_lowers_only_to_smaller_values():

@@ -445,7 +445,7 @@ def _only_row(rows):
 
 def near_far_delta(csr: CSRGraph) -> float:
     """Davidson et al.'s threshold step: a warp's worth of the mean weight over the mean degree."""
-    return WARP * csr.mean_weight / max(csr.m / max(csr.n, 1), 1.0)
+    return WARP * csr.bucket_width
 
 
 def _distances(graph: DeviceGraph, searches: _Searches, dist, delta: float, rounds: int, weights=None,

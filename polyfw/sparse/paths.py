@@ -21,10 +21,8 @@ from .team import team_deadline
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
 SEARCH_TARGETS = ("cpu", "cuda", "cudasim")
-#: delta-stepping's bucket width over the mean weight (2-core Zen 3, Kronecker and uniform scale 18,
-#: weights 1-255: an eighth, 16, was the best or level with 8 and 32 once no pass over all vertices
-#: found each bucket), and its bounds on bucket slots (see bucket_slots; BUCKET_SLOTS <= kernels.SLOT_MARKS)
-DELTA_OF_MEAN, BUCKET_SLOTS, SLOT_ENTRIES = 1 / 8, 64, 2**26
+#: delta-stepping's bounds on bucket slots (see bucket_slots; BUCKET_SLOTS <= kernels.SLOT_MARKS)
+BUCKET_SLOTS, SLOT_ENTRIES = 255, 2**26
 
 
 def _on_gpu(graph, target: str | None) -> bool:
@@ -175,7 +173,7 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
-    frontier of parallel work. delta: default DELTA_OF_MEAN of the mean weight. With one
+    frontier of parallel work. delta: default csr.bucket_width. With one
     bucket (delta = inf) this is seed 002's frontier Bellman-Ford, edge-parallel over the active
     vertices' edges, for any weights: (distances, False, log) if frontiers were still non-empty after
     `rounds` rounds (a negative cycle), else (distances, True, log); kernels.stepping's log. Without
@@ -186,7 +184,7 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
     swap that lowers a distance records where it came from, and no pass over the edges finds parents
     afterwards (with a zero weight, two vertices could each record the other)."""
     if delta is None:
-        delta = max(csr.mean_weight * DELTA_OF_MEAN, 1e-300)
+        delta = csr.bucket_width
     integral = csr.integer_weights if rounds is None else None
     weights = csr.weights if integral is None else integral
     if integral is None:
@@ -196,18 +194,22 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
     else:
         dist = np.full(csr.n, UNREACHED_INT32, dtype=np.int32)
     log = np.empty((2 * csr.n + 64, 5), dtype=np.int64)  # a row a round, while they last (untouched pages cost nothing)
-    finished, taken = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), bucket_slots(csr, delta),
-                               max(csr.n, 1), numba.get_num_threads(), -1 if rounds is None else rounds,
-                               team_deadline(), log)
+    window, capacity = bucket_slots(csr, delta)
+    finished, taken = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), window, capacity,
+                               numba.get_num_threads(), -1 if rounds is None else rounds, team_deadline(), log)
     return dist, finished, log[:min(taken, log.shape[0])]
 
 
-def bucket_slots(csr: CSRGraph, delta: float) -> int:
-    """Slots for the buckets ahead of delta-stepping's current one: enough for the heaviest weight
-    (a relaxed vertex lands at most heaviest / delta + 1 buckets ahead), at most BUCKET_SLOTS and
-    SLOT_ENTRIES entries in all (n each); a vertex further ahead waits in the far set."""
-    ahead = csr.heaviest / delta + 2 if delta < np.inf else 2
-    return int(max(2, min(ahead, BUCKET_SLOTS, SLOT_ENTRIES // max(csr.n, 1))))
+def bucket_slots(csr: CSRGraph, delta: float) -> tuple[int, int]:
+    """(window, capacity): slots for the buckets ahead of delta-stepping's current one, enough for the
+    heaviest weight (a relaxed vertex lands at most heaviest / delta + 1 buckets ahead) up to BUCKET_SLOTS,
+    and the entries a slot holds: n, or fewer where window * n would pass SLOT_ENTRIES (a bucket
+    rarely holds more than a fraction of the vertices). A vertex further ahead, or beyond a full
+    slot, waits in the far set. The slots are allocated, not filled: only what a search puts in them is
+    ever mapped."""
+    ahead = math.ceil(csr.heaviest / delta) + 2 if delta < np.inf else 2
+    window = int(max(2, min(ahead, BUCKET_SLOTS)))
+    return window, int(max(1, min(csr.n, SLOT_ENTRIES // window)))
 
 
 def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:

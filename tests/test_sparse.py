@@ -184,6 +184,7 @@ def test_the_bucket_width_is_the_mean_weight_over_the_mean_degree_and_its_slots_
     assert sparse.bucket_width == sparse.mean_weight
     assert paths.bucket_slots(sparse, 0.001) == (paths.BUCKET_SLOTS, 8)
     assert paths.bucket_slots(sparse, np.inf) == (2, 8)
+    assert paths.bucket_slots(sparse, 1e-307) == (paths.BUCKET_SLOTS, 8)  # heaviest / width: inf
     huge = paths.SLOT_ENTRIES // 10 + 1
     big = _from_arrays(huge, np.array([0]), np.array([1]), np.array([37.0]))
     window, capacity = paths.bucket_slots(big, 4.0)

@@ -66,11 +66,9 @@ class CSRGraph:
     @cached_property
     def bucket_width(self) -> float:
         """Delta-stepping's default bucket width: the mean weight over the mean out-degree (at least
-        1), Meyer and Sanders' delta of order 1 / degree for weights of order 1. With weights 1-255 that
-        is 4 at degree 30 (Kronecker and uniform graphs) and 32 at degree 4 (a grid); against the
-        eighth of the mean weight it replaced, in interleaved calls on 2-core Zen 4 (2026-12-05):
-        Kronecker 18 0.87x the time, scales 16 and 20 and uniform graphs 0.95-1.01x, a 1024 x 1024
-        grid 0.97x (where a sixteenth of the mean weight took 1.25x)."""
+        1), Meyer and Sanders' delta of order 1 / degree for weights of order 1: narrow buckets for
+        dense Kronecker graphs, wide ones for a grid, where no fixed fraction of the mean weight served
+        both (benchmarks/bucket_width.py)."""
         return max(self.mean_weight / max(self.m / max(self.n, 1), 1.0), 1e-300)
 
     @cached_property

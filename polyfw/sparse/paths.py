@@ -207,7 +207,7 @@ def bucket_slots(csr: CSRGraph, delta: float) -> tuple[int, int]:
     rarely holds more than a fraction of the vertices). A vertex further ahead, or beyond a full
     slot, waits in the far set. The slots are allocated, not filled: only what a search puts in them is
     ever mapped."""
-    ahead = math.ceil(csr.heaviest / delta) + 2 if delta < np.inf else 2
+    ahead = math.ceil(min(csr.heaviest / delta, BUCKET_SLOTS)) + 2 if delta < np.inf else 2  # (the quotient may be inf)
     window = int(max(2, min(ahead, BUCKET_SLOTS)))
     return window, int(max(1, min(csr.n, SLOT_ENTRIES // window)))
 

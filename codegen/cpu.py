@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import FunctionType
+from types import FunctionType, ModuleType
 
 import numba
 import numpy as np
@@ -316,6 +316,12 @@ def _compile_kernels(options: KernelOptions):
                 function.compile(signature)
         function.disable_compile()
     return module, source
+
+
+def kernel_module(options: KernelOptions) -> ModuleType:
+    """The compiled tile kernels every driver for these options calls, for studies that time one kernel
+    alone (benchmarks/dd_residency.py)."""
+    return _compile_kernels(options)[0]
 
 
 _COMPILED: dict[tuple, CompiledSchedule] = {}

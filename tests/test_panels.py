@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import codegen.dataflow
 import schedules
 from codegen import floyd_warshall_nest, generate
+from codegen.cpu import kernel_module
 from codegen.kernels import PANELS, TILE_KERNEL_NUMBERS
 from polyfw.graphs import as_dense, random_graph
 from schedules.families import CLASSIC_STAGES, from_spec
@@ -220,6 +221,30 @@ def test_a_call_publishes_its_block_where_the_products_of_its_layer_read_it():
     for j in range(16, 16 + tile // columns * columns):
         for k in range(32, 40):
             assert panels[at + (j - 16) // columns * columns * tile + (k - 32) * columns + (j - 16) % columns] == a[k, j]
+
+
+def test_kernel_module_is_the_drivers_and_its_published_products_match_the_products_in_place():
+    """codegen.cpu.kernel_module hands a study the module a driver calls; a layer's DD product read from
+    the slots publish_operands fills (what benchmarks/dd_residency.py times) gives what the product in place
+    gives."""
+    n, tile = 48, 16
+    compiled = generate(schedules.build("classic", n, tile, panels=True), dtype="int32", driver="compiled")
+    kernels = kernel_module(compiled.options)
+    assert kernels is compiled._kernels
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 50, (n, compiled.options.columns(n))).astype(np.int32)
+    in_place, published = a.copy(), a.copy()
+    panels, status = np.zeros(2 * (3 * tile) ** 2, dtype=np.int32), np.zeros(4, dtype=np.int64)
+    layer = 1
+    for block in (0, 2):
+        kernels.publish_operands(published, panels, layer, block, layer, 1, tile, n)
+        kernels.publish_operands(published, panels, layer, layer, block, 1, tile, n)
+    for ib, jb in itertools.product((0, 2), repeat=2):
+        bounds = (layer * tile, layer * tile + tile, ib * tile, ib * tile + tile, jb * tile, jb * tile + tile)
+        kernels.relax_product(in_place, *bounds, status)
+        kernels.relax_panels(published, panels, kernels.published_slot(layer, ib, tile, n, False),
+                             kernels.published_slot(layer, jb, tile, n, True), tile, *bounds, status)
+    assert not np.array_equal(in_place, a) and np.array_equal(published, in_place)
 
 
 @pytest.mark.parametrize("runtime", ["dataflow", "dataflow-shared"])

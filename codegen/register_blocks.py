@@ -5,10 +5,11 @@ pipes, how its register file is renamed), not only on the ISA: on one
 AVX-512 part 5 x 4 vectors won for float32 and 6 x 3 for int32, on an AVX2
 part 3 x 4 and 2 x 6. So the first time a dtype's kernels are compiled on a
 CPU, polyfw times its own register block (codegen.intrinsics.semiring_block)
-over the shapes that fit the register file, on a C larger than L2 updated by
+over the shapes that fit the register file, each passing over C by block rows and
+by column strips, on a C as large as a DD layer's at n = 2048, updated by
 products as the product kernel runs them on micro-panels (edges included), with k
-unrolled 1 and 2 times for the best few, then the winner's prefetch distances,
-and keeps the fastest. The choice is
+unrolled 1 and 2 times for the best few, then the winner's prefetch distances and
+the depth of its passes, and keeps the fastest. The choice is
 cached under tiling.code_cache.cache_dir(), keyed by the CPU, next to the compiled code.
 
 POLYFW_REGISTER_BLOCK overrides the search: 'default' (the ISA's fixed
@@ -21,6 +22,7 @@ import copy
 import hashlib
 import json
 import logging
+import math
 import os
 import platform
 import time
@@ -43,6 +45,14 @@ MAX_ROWS, MAX_VECTORS = 16, 4
 #: nothing is measured, and the pairs the search tries
 PREFETCH = (1, 0)
 PREFETCH_CANDIDATES = ((0, 0), (1, 0), (1, 2), (1, 4), (1, 8), (2, 8))
+#: how a product on micro-panels passes over C, when nothing is measured, and the passes the search tries:
+#: (block rows outer, layers a pass in multiples of strip_depth). Column strips outer keep B's strip in L1
+#: but read a few lines of each row of C at a time, which no hardware prefetcher follows; block rows outer
+#: read each row of C as one stream, and B's micro-panels come from L2. Which wins depends on the block
+#: (AVX-512 Zen 4, a DD layer at n = 2048: int32 8 x 2 gained 10% with rows outer and passes twice as
+#: deep, int16 4 x 4 lost 1% with rows outer and gained 3% with deeper passes alone)
+PASS = (False, 1)
+PASS_CANDIDATES = ((False, 1), (False, 2), (True, 1), (True, 2))
 #: bytes of B's strip (the layers of one block_product times the register block's columns) kept under
 #: half of a 32 KiB L1, so the strip stays there while the register blocks go down it, as BLIS bounds its
 #: k panel: 256 layers of 16 int32 columns; float32's 32 columns at 256 layers lost 10% (Zen 3)
@@ -50,10 +60,10 @@ PRODUCT_STRIP_BYTES = 16384
 #: the rows and columns of a measured tile of C (the tile the tuning table picks most at large n)
 _EDGE = 256
 #: what the search measures (its knobs); cached choices of another version are searched again
-SEARCH_VERSION = 5
-#: tiles a side of the C the blocks are measured on: 4 x 4 tiles of 256 x 256 are 2-8 MB, beyond
-#: L2 as a DD stage's C is
-_TILES = 4
+SEARCH_VERSION = 6
+#: bytes of the C the blocks are measured on: a DD layer's C at n = 2048 in int32, beyond L2 and, on a
+#: shared L3, coming from memory as a DD layer's does (where the passes differ: on 2 MB of C they tie)
+_MEASURED_C_BYTES = 2**24
 log = logging.getLogger("polyfw")
 #: damaged cache files already reported (path, mtime and size, what was wrong)
 _REPORTED: set[tuple[str, tuple[int, int] | None, str]] = set()
@@ -68,6 +78,8 @@ class BlockChoice:
     unroll: int = 1
     #: register blocks ahead whose C lines are prefetched (into L1, into L2)
     prefetch: tuple[int, int] = PREFETCH
+    #: how a product on micro-panels passes over C (PASS_CANDIDATES)
+    panel_pass: tuple[bool, int] = PASS
     #: 'measured' (this run), 'cached' (an earlier run on this CPU), 'override' or 'default'
     source: str = "default"
     #: relaxations/s on one thread by 'RxV' or 'RxVuU' (measured choices only)
@@ -75,8 +87,16 @@ class BlockChoice:
 
     @property
     def label(self) -> str:
+        rows_outer, deeper = self.panel_pass
         return (f"{self.rows}x{self.vectors}" + (f"u{self.unroll}" if self.unroll > 1 else "")
-                + (f"p{self.prefetch[0]}.{self.prefetch[1]}" if tuple(self.prefetch) != PREFETCH else ""))
+                + (f"p{self.prefetch[0]}.{self.prefetch[1]}" if tuple(self.prefetch) != PREFETCH else "")
+                + ("r" if rows_outer else "") + (f"d{deeper}" if deeper > 1 else ""))
+
+
+def pass_words(panel_pass: tuple[bool, int]) -> str:
+    """A pass over C in words (the kernel module's docstring, `polyfw info`)."""
+    rows_outer, deeper = panel_pass
+    return f"{'block rows' if rows_outer else 'column strips'}, {deeper} strip{'s' if deeper > 1 else ''} deep"
 
 
 def registers_needed(rows: int, vectors: int) -> int:
@@ -199,7 +219,8 @@ def cached_choice(dtype: str, ring: str = "min-plus") -> BlockChoice | None:
     if cached is None:
         return None
     try:
-        return BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"])})
+        return BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"]),
+                              "panel_pass": tuple(cached["panel_pass"])})
     except (TypeError, KeyError, ValueError) as error:  # an entry of another shape
         _report_damage(_choices_path(), f"entry {dtype}/{semiring(ring).name}: {type(error).__name__}: {error}")
         return None
@@ -237,15 +258,25 @@ def override(dtype: str) -> BlockChoice | None:
 
 
 @lru_cache(maxsize=1)
-def _measured_arrays(dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """The C and the micro-panels every shape of a search is timed on: one pair, so that no shape
-    gains or loses by where its memory lies (separate arrays, some on huge pages and some not, ranked
-    int32 shapes 15% apart from one run to the next on Zen 4)."""
+def _measured_arrays(dtype: str, tiles: int) -> tuple[np.ndarray, np.ndarray]:
+    """The C (tiles x tiles tiles) and the micro-panels every candidate of a search is timed on: one
+    pair, so that no candidate gains or loses by where its memory lies (separate arrays, some on huge
+    pages and some not, ranked int32 shapes 15% apart from one run to the next on Zen 4)."""
     itemsize = np.dtype(dtype).itemsize
     width = vector_width(itemsize)
-    start, span = strip_depth(width, itemsize), _TILES * _EDGE
+    start, span = _deepest_pass(itemsize), tiles * _EDGE
     a = np.ones((start + span, start + span + MAX_VECTORS * width + 16), dtype=dtype)
-    return a, np.ones(2 * _TILES * _EDGE * start, dtype=dtype)
+    return a, np.ones(2 * tiles * _EDGE * start, dtype=dtype)
+
+
+def _deepest_pass(itemsize: int) -> int:
+    """The most layers a timed pass takes: the narrowest block's strip, at the deepest pass."""
+    return strip_depth(vector_width(itemsize), itemsize) * max(deeper for _, deeper in PASS_CANDIDATES)
+
+
+def _measured_tiles(itemsize: int) -> int:
+    """Tiles a side of a C of at least _MEASURED_C_BYTES."""
+    return math.ceil(math.sqrt(_MEASURED_C_BYTES / (_EDGE * _EDGE * itemsize)))
 
 
 def strip_depth(columns: int, itemsize: int) -> int:
@@ -254,16 +285,17 @@ def strip_depth(columns: int, itemsize: int) -> int:
 
 
 def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 1,
-                  prefetch: tuple[int, int] = PREFETCH):
+                  prefetch: tuple[int, int] = PREFETCH, panel_pass: tuple[bool, int] = PASS):
     """A function timing register blocks as the product kernel runs them on packed operands (the
     fastest configurations' products: schedules.packing), returning relaxations/s.
 
-    C is 4 x 4 tiles of 256 x 256, larger than L2 as a DD stage's C is (on
-    an L2-resident tile most shapes tie, and some that tie there lose a
-    quarter beyond it), each tile updated by one product as deep as the
-    kernel's passes (strip_depth): full
+    C is tiles of 256 x 256, _MEASURED_C_BYTES of them as a DD layer's C is at
+    n = 2048 (on an L2-resident tile most shapes tie, and some that tie there
+    lose a quarter beyond it), each tile updated by one product as deep as the
+    kernel's passes (strip_depth, times the pass's depth): full
     blocks down column strips reading A's rows and B's columns from
-    micro-panels, C prefetched as `prefetch` says, then the rows left below
+    micro-panels, C prefetched as `prefetch` says (or, as `panel_pass` may
+    say, along block rows, unprefetched), then the rows left below
     them as one block and the vectors right of them in place. (Timed in place
     instead, int32 shapes whose rows divide no tile ranked first on AVX-512
     Zen 4 and ran its tile-layers of 256 a tenth slower than 16 x 1.)
@@ -271,6 +303,7 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
     ring_ = semiring(ring)
     width = vector_width(np.dtype(dtype).itemsize)
     columns = vectors * width
+    tiles = _measured_tiles(np.dtype(dtype).itemsize)
     full_rows, full_columns = _EDGE // rows * rows, _EDGE // columns * columns
     below, left = _EDGE - full_rows, (_EDGE - full_columns) // width  # rows under, vectors right of full blocks
     block = semiring_block(rows, vectors, ring_.plus.name, ring_.times.name, unroll, panels=True)
@@ -278,7 +311,8 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
     below_block = semiring_block(max(below, 1), vectors, ring_.plus.name, ring_.times.name)
     edge_block = semiring_block(rows, max(left, 1), ring_.plus.name, ring_.times.name)
     corner_block = semiring_block(max(below, 1), max(left, 1), ring_.plus.name, ring_.times.name)
-    layers = strip_depth(columns, np.dtype(dtype).itemsize)
+    rows_outer, deeper = panel_pass
+    layers = deeper * strip_depth(columns, np.dtype(dtype).itemsize)
     start, line = layers, 64 // np.dtype(dtype).itemsize
     near, far = prefetch
     panel = _EDGE * layers  # one tile row's A (or one tile column's B) over the product's depth
@@ -286,16 +320,22 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
     @njit
     def sweep(a, panels):
         depth, zero, r, c = np.uint64(layers), np.uint64(0), np.uint64(rows), np.uint64(columns)
-        for tile_i in range(_TILES):
-            for tile_j in range(_TILES):
+        for tile_i in range(tiles):
+            for tile_j in range(tiles):
                 i0, j0 = np.uint64(start + tile_i * _EDGE), np.uint64(start + tile_j * _EDGE)
                 i_full, j_full = i0 + np.uint64(full_rows), j0 + np.uint64(full_columns)
-                a_at, b_at = np.uint64(tile_i * panel), np.uint64((_TILES + tile_j) * panel)
-                for j in range(j0, j_full, c):
+                a_at, b_at = np.uint64(tile_i * panel), np.uint64((tiles + tile_j) * panel)
+                if rows_outer:
                     for i in range(i0, i_full, r):
-                        prefetch_ahead(a, i, j, i0, i_full, j_full, r, c, np.uint64(near), np.uint64(line))
-                        prefetch_ahead_l2(a, i, j, i0, i_full, j_full, r, c, np.uint64(far), np.uint64(line))
-                        block(a, i, j, panels, a_at + (i - i0) * depth, b_at + (j - j0) * depth, depth)
+                        for j in range(j0, j_full, c):
+                            block(a, i, j, panels, a_at + (i - i0) * depth, b_at + (j - j0) * depth, depth)
+                else:
+                    for j in range(j0, j_full, c):
+                        for i in range(i0, i_full, r):
+                            prefetch_ahead(a, i, j, i0, i_full, j_full, r, c, np.uint64(near), np.uint64(line))
+                            prefetch_ahead_l2(a, i, j, i0, i_full, j_full, r, c, np.uint64(far), np.uint64(line))
+                            block(a, i, j, panels, a_at + (i - i0) * depth, b_at + (j - j0) * depth, depth)
+                for j in range(j0, j_full, c):
                     if below:
                         below_block(a, i_full, j, zero, depth)
                 if left:
@@ -304,11 +344,11 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
                     if below:
                         corner_block(a, i_full, j_full, zero, depth)
 
-    span = _TILES * _EDGE
-    a, panels = _measured_arrays(dtype)
+    span = tiles * _EDGE
+    a, panels = _measured_arrays(dtype, tiles)
     sweep(a, panels)
 
-    def sample(passes: int = 2) -> float:
+    def sample(passes: int = 1) -> float:
         started = time.perf_counter()
         for _ in range(passes):
             sweep(a, panels)
@@ -319,23 +359,36 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
 
 def search(dtype: str, ring: str = "min-plus", shapes: list[tuple[int, int]] | None = None,
            unrolls: tuple[int, ...] = (1, 2), rounds: int = 5, finalists: int = 3,
-           prefetches: tuple[tuple[int, int], ...] = PREFETCH_CANDIDATES) -> BlockChoice:
-    """Time every shape (k not unrolled) in `rounds` interleaved rounds, then the best `finalists`
-    unrolled too, then the winner with every pair of prefetch distances; the fastest sample of
-    each candidate judges it (the host is shared: slow samples are other tenants)."""
-    samplers = {BlockChoice(r, v): measure_block(dtype, ring, r, v) for r, v in (shapes or search_shapes())}
+           prefetches: tuple[tuple[int, int], ...] = PREFETCH_CANDIDATES,
+           panel_passes: tuple[tuple[bool, int], ...] = PASS_CANDIDATES) -> BlockChoice:
+    """Time every shape (k not unrolled) with each order of the deepest passes in `rounds` interleaved
+    rounds, then the best `finalists` unrolled too, then the winner with every pair of prefetch
+    distances (where it passes by column strips, which prefetch C), then with every pass; the fastest sample of each candidate judges it (the host is
+    shared: slow samples are other tenants). The shape and the pass go together: on Zen 4, block rows
+    outer gained int32's 8 x 2 block 10% and cost its 4 x 4 block 7%."""
+    deepest = max(deeper for _, deeper in panel_passes)
+    orders = [way for way in panel_passes if way[1] == deepest]
+    samplers = {BlockChoice(r, v, panel_pass=way): _sampler(dtype, ring, BlockChoice(r, v, panel_pass=way))
+                for r, v in (shapes or search_shapes()) for way in orders}
     rates = _best_of_rounds(samplers, rounds)
     leaders = sorted(rates, key=rates.get, reverse=True)[:finalists]
-    more = {replace(choice, unroll=u): None for choice in leaders for u in unrolls if u > 1}
-    more = {choice: measure_block(dtype, ring, choice.rows, choice.vectors, choice.unroll) for choice in more}
-    rates |= _best_of_rounds(more | {choice: samplers[choice] for choice in leaders}, rounds)
+    more = {replace(choice, unroll=u) for choice in leaders for u in unrolls if u > 1}
+    samplers |= {choice: _sampler(dtype, ring, choice) for choice in more}
+    rates |= _best_of_rounds({choice: samplers[choice] for choice in [*leaders, *more]}, rounds)
     best = max(rates, key=rates.get)
-    distances = {replace(best, prefetch=pair): measure_block(dtype, ring, best.rows, best.vectors, best.unroll, pair)
-                 for pair in prefetches}
-    last = _best_of_rounds(distances | {best: samplers.get(best) or more[best]}, rounds)
-    rates |= last
-    best = max(last, key=last.get)
+    for knob, values in (("prefetch", prefetches), ("panel_pass", panel_passes)):
+        if knob == "prefetch" and best.panel_pass[0]:
+            continue  # passes by block rows prefetch nothing: their distances would be chosen by noise
+        tried = {replace(best, **{knob: value}) for value in values} | {best}
+        samplers |= {choice: _sampler(dtype, ring, choice) for choice in tried if choice not in samplers}
+        last = _best_of_rounds({choice: samplers[choice] for choice in tried}, rounds)
+        rates |= last
+        best = max(last, key=last.get)
     return replace(best, source="measured", rates={choice.label: rate for choice, rate in rates.items()})
+
+
+def _sampler(dtype: str, ring: str, choice: BlockChoice):
+    return measure_block(dtype, ring, choice.rows, choice.vectors, choice.unroll, choice.prefetch, choice.panel_pass)
 
 
 def _best_of_rounds(samplers: dict, rounds: int) -> dict:

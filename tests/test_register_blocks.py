@@ -2,6 +2,7 @@
 and can be overridden, the kernels' k loop does not spill, and `polyfw info` shows the choice."""
 import re
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from codegen.intrinsics import ISAS, host_isa, runnable_isas, semiring_block, ta
 from codegen.kernels import KernelOptions
 from codegen import register_blocks
 from codegen.register_blocks import BlockChoice, choose_register_block, fitting_shapes, search_shapes
-from polyfw.graphs import polybench_matrix
+from polyfw.graphs import as_dense, polybench_matrix, random_graph
 
 # every test here depends on the ISA: `make test` runs them again under each narrower one the machine executes
 pytestmark = pytest.mark.isa
@@ -91,12 +92,17 @@ def test_the_block_is_measured_once_per_cpu_then_cached(empty_cache, monkeypatch
     monkeypatch.setattr(register_blocks, "search_shapes", lambda isa=None: [(4, 1), wide])
     measured = choose_register_block("int32")
     assert measured.source == "measured" and (measured.rows, measured.vectors) in [(4, 1), wide]
-    # both shapes plain, the leaders unrolled, the winner's prefetch distances on a C beyond L2:
+    # both shapes with each order at the deepest pass, the leaders unrolled, the winner's prefetch
+    # distances (passing by column strips) and passes, on a C as large as a DD layer's at n = 2048:
     # every candidate has a positive rate
-    labels = {f"{rows}x{vectors}{unroll}" for rows, vectors in [(4, 1), wide] for unroll in ("", "u2")}
-    assert labels <= set(measured.rates) and min(measured.rates.values()) > 0
-    winner = BlockChoice(measured.rows, measured.vectors, measured.unroll).label
-    assert {f"{winner}p0.0", winner, f"{winner}p1.8", f"{winner}p2.8"} <= set(measured.rates)
+    plain = {f"{rows}x{vectors}{order}d2" for rows, vectors in [(4, 1), wide] for order in ("", "r")}
+    assert plain <= set(measured.rates) and min(measured.rates.values()) > 0
+    assert len({label.replace("u2", "") for label in measured.rates if "u2" in label and "p" not in label} & plain) >= 3
+    winner = BlockChoice(measured.rows, measured.vectors, measured.unroll, measured.prefetch)
+    assert {replace(winner, panel_pass=way).label for way in register_blocks.PASS_CANDIDATES} <= set(measured.rates)
+    # prefetch distances are searched where the leader passed by column strips (block rows prefetch nothing)
+    strips = {replace(winner, panel_pass=(False, 2), prefetch=pair).label for pair in register_blocks.PREFETCH_CANDIDATES}
+    assert strips <= set(measured.rates) or measured.prefetch == register_blocks.PREFETCH
     monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: pytest.fail("searched twice"))
     cached = choose_register_block("int32")
     assert cached.source == "cached" and (cached.rows, cached.vectors, cached.unroll) == (
@@ -104,7 +110,8 @@ def test_the_block_is_measured_once_per_cpu_then_cached(empty_cache, monkeypatch
     assert (empty_cache / "register_blocks.json").read_text().count(register_blocks.cpu_key()) == 1
     options = KernelOptions("int32")
     assert options.register_block == (measured.rows, measured.vectors * vector_width(4))
-    assert (options.unroll, options.prefetch) == (measured.unroll, measured.prefetch)
+    assert (options.unroll, options.prefetch, options.panel_pass) == (measured.unroll, measured.prefetch,
+                                                                      measured.panel_pass)
 
 
 def test_the_override_wins_and_names_a_bad_value(empty_cache, monkeypatch):
@@ -133,6 +140,29 @@ def test_kernels_with_edge_blocks_stay_exact(dtype, vectors, most_rows, unroll, 
         schedule = schedules.build("generalized", n, tile=tile, kappa=2)
         generate_cpu(schedule, KernelOptions(dtype, register_block=block, unroll=unroll, prefetch=prefetch))(matrix)
         assert np.array_equal(matrix, expected), (n, tile)
+
+
+@pytest.mark.parametrize("panel_pass", [(True, 1), (False, 2)])  # (False, 1) is the default, tested throughout
+@pytest.mark.parametrize("runtime, family, params", [("barrier", "classic", {}),
+                                                     ("dataflow", "generalized", {"kappa": 2})])
+def test_passes_over_c_on_panels_stay_exact(panel_pass, runtime, family, params):
+    """Products on micro-panels by block rows, and by column strips two strips deep, with blocks that
+    divide no tile (rows below, vectors right) and calls deeper than a pass (tile 128, kappa 2)."""
+    dtype, vectors = "int32", 3
+    rows = rows_that_fit(vectors, 5)
+    options = KernelOptions(dtype, register_block=(rows, vectors * vector_width(4)), panel_pass=panel_pass)
+    n = 300
+    matrix = as_dense(random_graph(n, m=6 * n, weights=(1, 40), seed=n, potential=8), dtype=dtype)  # negative arcs
+    expected = matrix.copy()
+    floyd_warshall_nest(expected)
+    schedule = schedules.build(family, n, tile=128, panels=True, **params)
+    assert generate_cpu(schedule, options, runtime=runtime)(matrix) == -1
+    assert np.array_equal(matrix, expected)
+
+
+def test_a_pass_outside_the_searched_ones_is_named():
+    with pytest.raises(ValueError, match=r"panel_pass must be one of \(False, 1\), .* got \(True, 3\)"):
+        KernelOptions("int32", register_block=(4, vector_width(4)), panel_pass=(True, 3))
 
 
 def test_a_prefetch_distance_outside_the_searched_ones_is_named():
@@ -221,12 +251,12 @@ def test_info_shows_the_cpu_and_the_blocks(empty_cache, monkeypatch, capsys):
     from polyfw.cli import main
 
     monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: BlockChoice(
-        6, 3, 2, prefetch=(2, 8), source="measured", rates={"6x3u2": 5.0e10, "8x2": 4.0e10}))
+        6, 3, 2, prefetch=(2, 8), panel_pass=(True, 2), source="measured", rates={"6x3u2": 5.0e10, "8x2": 4.0e10}))
     assert main(["info"]) == 0
     before = capsys.readouterr().out
     assert f"ISA: {target_isa()}" in before and "not measured yet" in before
     assert main(["info", "--measure"]) == 0
     after = capsys.readouterr().out
     assert ("int32     16 lanes  block 6 x 3 vectors (6 x 48), k unrolled 2x, C prefetched 2 blocks ahead into L1 and 8 into L2, "
-            "measured; 50.0 G") in after \
+            "products on micro-panels by block rows, 2 strips deep, measured; 50.0 G") in after \
         or target_isa() != "avx512"

@@ -6,7 +6,7 @@ import numpy as np
 
 from codegen.intrinsics import vector_width
 from codegen.register_blocks import (BlockChoice, cached_choice, choose_register_block, cpu_description, cpu_key,
-                                     override)
+                                     override, pass_words)
 from tiling.code_cache import cache_dir
 
 from ..graphs import SHORTEST_PATH_DTYPES
@@ -41,7 +41,7 @@ def machine_report(measure: bool = False,
         line = (f"  {dtype:8s} {lanes:3d} lanes  block {choice.rows} x {choice.vectors} vectors "
                 f"({choice.rows} x {choice.vectors * lanes}), k unrolled {choice.unroll}x, "
                 f"C prefetched {choice.prefetch[0]} blocks ahead into L1 and {choice.prefetch[1]} into L2, "
-                f"{choice.source}")
+                f"products on micro-panels by {pass_words(choice.panel_pass)}, {choice.source}")
         if choice.rates:
             best = max(choice.rates.values())
             line += (f"; {best / 1e9:.1f} G relaxations/s on one thread ({best * threads / 1e9:.1f} G on "

@@ -14,7 +14,9 @@ one thread. The variants change only which memory the products touch:
 - one pair of panels: every C, but the same A and B panels;
 - one product repeated: C and panels the same every time (what the register block reaches on data in L2);
 - C among 8 blocks: as run, but C cycles over 8 blocks (2 MB of int32 at tile 256: past L2, inside L3);
-- as run, C not prefetched: the kernel module compiled with prefetch (0, 0).
+- as run, C not prefetched: the kernel module compiled with prefetch (0, 0);
+- as run, by column strips 1 deep: the kernel module compiled with the pass every CPU had before the
+  search chose one (codegen.register_blocks.PASS).
 
 Each figure is the median of the rounds (variants interleaved in every round), as relaxations per second
 and as a share of the C++ micro-kernel's best shape on one thread, sampled in the same rounds.
@@ -35,7 +37,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from codegen.kernels import KernelOptions, padded_stride  # noqa: E402
-from codegen.register_blocks import cpu_description  # noqa: E402
+from codegen.register_blocks import PASS, cpu_description, pass_words  # noqa: E402
 from polyfw.machine.ceiling import Kernels, measure  # noqa: E402
 
 from record import print_and_record  # noqa: E402  (benchmarks/record.py)
@@ -63,8 +65,7 @@ def variants(blocks: list[tuple[int, int]]) -> dict[str, list[tuple[tuple[int, i
 
 def study(n: int, tile: int, dtype: str, rounds: int, ceiling: Kernels) -> None:
     options = KernelOptions(dtype=dtype)
-    modules = {"prefetched": kernel_module(options), "not prefetched": kernel_module(replace(options, prefetch=(0, 0)))}
-    kernels = modules["prefetched"]
+    kernels = kernel_module(options)
     q, layer = -(-n // tile), (-(-n // tile)) // 2
     rng = np.random.default_rng(1)
     a = np.zeros((n, padded_stride(n)), dtype=dtype)
@@ -87,7 +88,8 @@ def study(n: int, tile: int, dtype: str, rounds: int, ceiling: Kernels) -> None:
         return time.perf_counter() - started
 
     plans = {name: (kernels, products) for name, products in variants(blocks).items()}
-    plans["as run, C not prefetched"] = (modules["not prefetched"], plans["as run"][1])
+    plans["as run, C not prefetched"] = (kernel_module(replace(options, prefetch=(0, 0))), plans["as run"][1])
+    plans["as run, by column strips 1 deep"] = (kernel_module(replace(options, panel_pass=PASS)), plans["as run"][1])
     relaxations = len(blocks) * tile * tile * (k1 - k0)
     swept = measure([dtype], CEILING_SECONDS, 1, ceiling)[dtype]
     best_shape, reps = swept["best_shape"], swept["best_reps"]
@@ -105,7 +107,8 @@ def study(n: int, tile: int, dtype: str, rounds: int, ceiling: Kernels) -> None:
     print_and_record("dd_residency", f"a DD layer's products by what they keep, n = {n}, tile {tile}, {dtype}",
                      ["variant", "G/s (1 thread)", "share of the ceiling", "over as run"], rows,
                      note=f"medians of {rounds} interleaved rounds; register block "
-                          f"{options.register_block[0]} x {options.register_block[1]}, prefetch {options.prefetch}; "
+                          f"{options.register_block[0]} x {options.register_block[1]}, prefetch {options.prefetch}, "
+                          f"passes by {pass_words(options.panel_pass)}; "
                           f"ceiling: the C++ micro-kernel at {best_shape[0]} x {best_shape[1]} vectors")
 
 

@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import platform
+import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache, lru_cache
@@ -91,6 +92,14 @@ class BlockChoice:
         return (f"{self.rows}x{self.vectors}" + (f"u{self.unroll}" if self.unroll > 1 else "")
                 + (f"p{self.prefetch[0]}.{self.prefetch[1]}" if tuple(self.prefetch) != PREFETCH else "")
                 + ("r" if rows_outer else "") + (f"d{deeper}" if deeper > 1 else ""))
+
+
+def label_shape(label: str) -> tuple[int, int]:
+    """(rows, vectors) of a BlockChoice.label (a measured choice's rates are keyed by labels)."""
+    found = re.match(r"(\d+)x(\d+)", label)
+    if found is None:
+        raise ValueError(f"{label!r} is not a register block's label, such as 6x3 or 8x2u2p1.4rd2")
+    return int(found.group(1)), int(found.group(2))
 
 
 def pass_words(panel_pass: tuple[bool, int]) -> str:

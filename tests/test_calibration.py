@@ -18,7 +18,9 @@ from schedules.cost import tile_view
 from schedules.order_rules import order_settings, refuted_orders
 from schedules.predict import PREDICTED_PARTS, Calibration, predict, task_loads
 from schedules.stages import ROLES
+from codegen.intrinsics import vector_width
 from codegen.profile import RunProfile, relaxations_by_role
+from codegen.register_blocks import BlockChoice, label_shape
 
 
 def _calibration(**changed) -> Calibration:
@@ -153,6 +155,18 @@ def test_a_register_block_scales_the_products():
     calibration = _calibration(register_blocks={"4x16": 0.5})
     slower = predict(view, calibration, register_block="4x16")
     assert slower.parts["DD"] == pytest.approx(2 * predict(view, calibration).parts["DD"])
+
+
+def test_the_searched_blocks_rates_are_read_by_shape_whatever_their_knobs(monkeypatch):
+    """A search's rates are keyed by labels carrying unroll, prefetch and pass (8x2u2p1.4rd2): the
+    calibration reads each shape's best rate relative to the chosen block's."""
+    lanes = vector_width(4)
+    choice = BlockChoice(16, 1, panel_pass=(True, 2), source="cached",
+                         rates={"16x1rd2": 50.0, "16x1": 45.0, "8x2u2p1.4rd2": 40.0, "8x2d2": 25.0})
+    monkeypatch.setattr(calibrate, "cached_choice", lambda dtype: choice)
+    assert calibrate._register_blocks("int32") == {f"16x{lanes}": 1.0, f"8x{2 * lanes}": 0.8}
+    with pytest.raises(ValueError, match="'u2' is not a register block's label"):
+        label_shape("u2")
 
 
 def test_calibrate_measures_stores_and_the_model_reads_it_back(tmp_path, monkeypatch):

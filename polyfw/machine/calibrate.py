@@ -32,7 +32,7 @@ from codegen import generate
 from codegen.cpu import driver_form
 from codegen.kernels import padded_stride
 from codegen.profile import RunProfile, relaxations_by_role, run_profile
-from codegen.register_blocks import cached_choice
+from codegen.register_blocks import cached_choice, label_shape
 from codegen.targets import find_target
 from schedules import StageView, build
 from schedules.cost import tile_view
@@ -305,8 +305,7 @@ def _register_blocks(dtype: str) -> dict[str, float]:
     chosen = choice.rates.get(choice.label) or max(choice.rates.values())
     relative = {}
     for label, rate in choice.rates.items():
-        shape = label.split("u")[0].split("p")[0]
-        rows, vectors = (int(x) for x in shape.split("x"))
+        rows, vectors = label_shape(label)
         key = f"{rows}x{vectors * lanes}"
         relative[key] = max(relative.get(key, 0.0), rate / chosen)
     return relative

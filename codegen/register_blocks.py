@@ -83,7 +83,7 @@ class BlockChoice:
     panel_pass: tuple[bool, int] = PASS
     #: 'measured' (this run), 'cached' (an earlier run on this CPU), 'override' or 'default'
     source: str = "default"
-    #: relaxations/s on one thread by 'RxV' or 'RxVuU' (measured choices only)
+    #: relaxations/s on one thread by label (measured choices only; label_shape reads a label's shape)
     rates: dict[str, float] = field(default_factory=dict, hash=False)
 
     @property
@@ -372,23 +372,24 @@ def search(dtype: str, ring: str = "min-plus", shapes: list[tuple[int, int]] | N
            panel_passes: tuple[tuple[bool, int], ...] = PASS_CANDIDATES) -> BlockChoice:
     """Time every shape (k not unrolled) with each order of the deepest passes in `rounds` interleaved
     rounds, then the best `finalists` unrolled too, then the winner with every pair of prefetch
-    distances (where it passes by column strips, which prefetch C), then with every pass; the fastest sample of each candidate judges it (the host is
-    shared: slow samples are other tenants). The shape and the pass go together: on Zen 4, block rows
-    outer gained int32's 8 x 2 block 10% and cost its 4 x 4 block 7%."""
+    distances (where it passes by column strips, which prefetch C), then with every pass; the fastest
+    sample of each candidate judges it (the host is shared: slow samples are other tenants). The shape
+    and the pass go together: on Zen 4, block rows outer gained int32's 8 x 2 block 10% and cost its
+    4 x 4 block 7%."""
     deepest = max(deeper for _, deeper in panel_passes)
     orders = [way for way in panel_passes if way[1] == deepest]
     samplers = {BlockChoice(r, v, panel_pass=way): _sampler(dtype, ring, BlockChoice(r, v, panel_pass=way))
                 for r, v in (shapes or search_shapes()) for way in orders}
     rates = _best_of_rounds(samplers, rounds)
     leaders = sorted(rates, key=rates.get, reverse=True)[:finalists]
-    more = {replace(choice, unroll=u) for choice in leaders for u in unrolls if u > 1}
+    more = [replace(choice, unroll=u) for choice in leaders for u in unrolls if u > 1]
     samplers |= {choice: _sampler(dtype, ring, choice) for choice in more}
     rates |= _best_of_rounds({choice: samplers[choice] for choice in [*leaders, *more]}, rounds)
     best = max(rates, key=rates.get)
     for knob, values in (("prefetch", prefetches), ("panel_pass", panel_passes)):
         if knob == "prefetch" and best.panel_pass[0]:
             continue  # passes by block rows prefetch nothing: their distances would be chosen by noise
-        tried = {replace(best, **{knob: value}) for value in values} | {best}
+        tried = list(dict.fromkeys([best, *(replace(best, **{knob: value}) for value in values)]))
         samplers |= {choice: _sampler(dtype, ring, choice) for choice in tried if choice not in samplers}
         last = _best_of_rounds({choice: samplers[choice] for choice in tried}, rounds)
         rates |= last

@@ -101,7 +101,8 @@ def test_the_block_is_measured_once_per_cpu_then_cached(empty_cache, monkeypatch
     winner = BlockChoice(measured.rows, measured.vectors, measured.unroll, measured.prefetch)
     assert {replace(winner, panel_pass=way).label for way in register_blocks.PASS_CANDIDATES} <= set(measured.rates)
     # prefetch distances are searched where the leader passed by column strips (block rows prefetch nothing)
-    strips = {replace(winner, panel_pass=(False, 2), prefetch=pair).label for pair in register_blocks.PREFETCH_CANDIDATES}
+    strips = {replace(winner, panel_pass=(False, 2), prefetch=pair).label
+              for pair in register_blocks.PREFETCH_CANDIDATES}
     assert strips <= set(measured.rates) or measured.prefetch == register_blocks.PREFETCH
     monkeypatch.setattr(register_blocks, "search", lambda *args, **kwargs: pytest.fail("searched twice"))
     cached = choose_register_block("int32")

@@ -19,7 +19,8 @@ one thread. The variants change only which memory the products touch:
   search chose one (codegen.register_blocks.PASS).
 
 Each figure is the median of the rounds (variants interleaved in every round), as relaxations per second
-and as a share of the C++ micro-kernel's best shape on one thread, sampled in the same rounds.
+and as a share of the C++ micro-kernel's best shape on one thread at its best: the most of the start's
+sweep and of its samples in every round (a busy moment lowers a sample; it never raises one).
 """
 from __future__ import annotations
 
@@ -101,8 +102,9 @@ def study(n: int, tile: int, dtype: str, rounds: int, ceiling: Kernels) -> None:
         rates["ceiling"].append(ceiling.rate(dtype, best_shape, reps))
         for name, (module, products) in plans.items():
             rates[name].append(relaxations / run(module, products))
-    median = {name: float(np.median(values)) for name, values in rates.items()}
-    rows = [[name, round(value / 1e9, 1), f"{value / median['ceiling']:.0%}", round(value / median["as run"], 3)]
+    stable = max(swept["best"], *rates.pop("ceiling"))
+    median = {name: float(np.median(values)) for name, values in rates.items()} | {"ceiling (best sample)": stable}
+    rows = [[name, round(value / 1e9, 1), f"{value / stable:.0%}", round(value / median["as run"], 3)]
             for name, value in median.items()]
     print_and_record("dd_residency", f"a DD layer's products by what they keep, n = {n}, tile {tile}, {dtype}",
                      ["variant", "G/s (1 thread)", "share of the ceiling", "over as run"], rows,

@@ -344,8 +344,8 @@ def measure_block(dtype: str, ring: str, rows: int, vectors: int, unroll: int = 
                             prefetch_ahead(a, i, j, i0, i_full, j_full, r, c, np.uint64(near), np.uint64(line))
                             prefetch_ahead_l2(a, i, j, i0, i_full, j_full, r, c, np.uint64(far), np.uint64(line))
                             block(a, i, j, panels, a_at + (i - i0) * depth, b_at + (j - j0) * depth, depth)
-                for j in range(j0, j_full, c):
-                    if below:
+                if below:
+                    for j in range(j0, j_full, c):
                         below_block(a, i_full, j, zero, depth)
                 if left:
                     for i in range(i0, i_full, r):

@@ -3,15 +3,20 @@ alternatives, in one run (issue 51, item 3). Not a test.
 
     OMP_WAIT_POLICY=passive python3 benchmarks/reachability.py [--sizes 2048 4096 8192] [--repeats 3]
 
-Graph: a random digraph with 4n arcs (a giant strongly connected part: the closure is mostly ones).
-Rows, each checked equal to the packed result first:
-- polyfw's default `solve(adjacency, semiring='or-and')`: rows packed 64 vertices a word;
+Two graphs a size, 4n arcs each:
+- a random digraph: about 96% of its vertices in one strongly connected part, so solve's default takes the
+  closure over the parts (polyfw.graphs.components) and the answer is mostly ones;
+- a random DAG (every arc from a lower to a higher vertex): n parts of one vertex, nothing to condense, so
+  the default pays for finding the parts and runs over every vertex.
+Rows, each checked equal to the default's result first:
+- polyfw's default `solve(adjacency, semiring='or-and')`;
+- the same rows over every vertex (`tile=512`: a schedule asked for is run as asked, without the parts);
 - polyfw's uint8 path (`dtype='uint8'`): a byte a pair through the register-blocked product;
 - a numpy bitset Warshall (rows packed by np.packbits, per k one OR of row k into the rows holding k);
 - networkx's transitive_closure (up to --networkx-up-to vertices).
-And the factor the issue compares with: polyfw's int32 min-plus `solve` against a numpy Floyd-Warshall
-(per k one np.minimum of the matrix and a[:, k] + a[k]) on the same graph with weights 1-1000.
-Seconds are medians of --repeats whole calls.
+And the factor the issue compares with, on the first graph: polyfw's int32 min-plus `solve` against a numpy
+Floyd-Warshall (per k one np.minimum of the matrix and a[:, k] + a[k]) with weights 1-1000.
+Times are medians of --repeats whole calls, polyfw's taken in interleaved rounds.
 """
 from __future__ import annotations
 
@@ -43,6 +48,24 @@ def seconds(run, repeats: int) -> float:
     return median(found)
 
 
+def interleaved(calls: dict, repeats: int) -> dict[str, float]:
+    """Each call's median over `repeats` rounds, every call once a round (the host's speed drifts)."""
+    for run in calls.values():
+        run()
+    found: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(repeats):
+        for name, run in calls.items():
+            started = time.perf_counter()
+            run()
+            found[name].append(time.perf_counter() - started)
+    return {name: median(taken) for name, taken in found.items()}
+
+
+def random_arcs(n: int, rng, acyclic: bool) -> tuple[np.ndarray, np.ndarray]:
+    tails, heads = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+    return (np.minimum(tails, heads), np.maximum(tails, heads)) if acyclic else (tails, heads)
+
+
 def numpy_bitset(adjacency: np.ndarray) -> np.ndarray:
     """Warshall on bitsets in numpy: per k, row k ORed into every row whose bit k is set."""
     n = len(adjacency)
@@ -69,32 +92,40 @@ def main() -> None:
     print(f"CPU: {platform.processor() or platform.machine()}, {host_isa()}, {numba.get_num_threads()} threads")
     for n in args.sizes:
         rng = np.random.default_rng(n)
-        tails, heads = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
-        adjacency = np.zeros((n, n), dtype=bool)
-        adjacency[tails, heads] = True
-        packed = polyfw.solve(adjacency, semiring="or-and")
-        assert np.array_equal(packed, polyfw.solve(adjacency, semiring="or-and", dtype="uint8"))
-        rows = {"packed (default)": seconds(lambda: polyfw.solve(adjacency, semiring="or-and"), args.repeats),
-                "uint8": seconds(lambda: polyfw.solve(adjacency, semiring="or-and", dtype="uint8"), args.repeats)}
-        assert np.array_equal(numpy_bitset(adjacency), packed)
-        rows["numpy bitset Warshall"] = seconds(lambda: numpy_bitset(adjacency), 1)
-        if n <= args.networkx_up_to:
-            graph = nx.DiGraph(zip(tails.tolist(), heads.tolist()))
-            graph.add_nodes_from(range(n))
-            rows["networkx transitive_closure"] = seconds(lambda: nx.transitive_closure(graph, reflexive=True), 1)
-        weights = np.full((n, n), np.inf)
-        weights[tails, heads] = rng.integers(1, 1001, 4 * n)
-        np.fill_diagonal(weights, 0)
-        int32 = seconds(lambda: polyfw.solve(weights, dtype="int32"), args.repeats)
-        numpy_fw = seconds(lambda: numpy_floyd_warshall(weights), 1) if n <= 4096 else None
-        base = rows["packed (default)"]
-        min_plus = f"int32 min-plus solve {int32:.3f} s"
-        if numpy_fw is not None:
-            min_plus += f"; numpy Floyd-Warshall {numpy_fw:.3f} s: int32 is {numpy_fw / int32:.1f}x ahead"
-        print_and_record("reachability", f"reachability, n = {n}", ["call", "median s", "over the packed time"],
-                         [[name, round(taken, 3), round(taken / base, 1)] for name, taken in rows.items()],
-                         note=f"answers equal; medians of {args.repeats} (numpy and networkx: one); {min_plus}")
-
+        for graph_name, acyclic in (("a random digraph", False), ("a random DAG", True)):
+            tails, heads = random_arcs(n, rng, acyclic)
+            adjacency = np.zeros((n, n), dtype=bool)
+            adjacency[tails, heads] = True
+            default = polyfw.solve(adjacency, semiring="or-and")
+            tile = min(512, -(-n // 64) * 64)
+            calls = {"packed (default)": lambda: polyfw.solve(adjacency, semiring="or-and"),
+                     "packed over every vertex": lambda: polyfw.solve(adjacency, semiring="or-and", tile=tile),
+                     "uint8": lambda: polyfw.solve(adjacency, semiring="or-and", dtype="uint8")}
+            for name in list(calls)[1:]:
+                assert np.array_equal(calls[name](), default), name
+            rows = interleaved(calls, args.repeats)
+            assert np.array_equal(numpy_bitset(adjacency), default)
+            rows["numpy bitset Warshall"] = seconds(lambda: numpy_bitset(adjacency), 1)
+            if n <= args.networkx_up_to:
+                graph = nx.DiGraph(zip(tails.tolist(), heads.tolist()))
+                graph.add_nodes_from(range(n))
+                rows["networkx transitive_closure"] = seconds(lambda: nx.transitive_closure(graph, reflexive=True),
+                                                              1)
+            note = f"answers equal; medians of {args.repeats} (numpy and networkx: one)"
+            if not acyclic:
+                weights = np.full((n, n), np.inf)
+                weights[tails, heads] = rng.integers(1, 1001, 4 * n)
+                np.fill_diagonal(weights, 0)
+                int32 = seconds(lambda: polyfw.solve(weights, dtype="int32"), args.repeats)
+                note += f"; int32 min-plus solve {int32:.3f} s"
+                if n <= 4096:
+                    numpy_fw = seconds(lambda: numpy_floyd_warshall(weights), 1)
+                    note += f"; numpy Floyd-Warshall {numpy_fw:.3f} s: int32 is {numpy_fw / int32:.1f}x ahead"
+            base = rows["packed (default)"]
+            print_and_record("reachability", f"reachability, n = {n}, {graph_name}",
+                             ["call", "median ms", "over the default's time"],
+                             [[name, round(taken * 1e3, 2), round(taken / base, 1)] for name, taken in rows.items()],
+                             note=note)
 
 if __name__ == "__main__":
     main()

@@ -82,11 +82,16 @@ class Asked:
     def auto_dtype(self) -> bool:
         return self.dtype is None or (isinstance(self.dtype, str) and self.dtype == "auto")
 
+    @property
+    def chose_nothing(self) -> bool:
+        """No schedule, tile or kappa asked for: the plan picks what runs."""
+        return isinstance(self.schedule, str) and self.schedule == "auto" and self.tile is None and self.kappa is None
+
     def prices_skips(self, n: int, arcs: int | None, sparse_input: bool) -> bool:
         """Whether method='auto' prices a dense run by the tile-layers it would skip on this input: a
         sparse one that Floyd-Warshall on the CPU would run in nested-dissection order."""
-        if not (self.method == "auto" and sparse_input and not self.predecessors and self.schedule == "auto"
-                and self.tile is None and self.kappa is None and arcs is not None and worth_reordering(n, arcs)):
+        if not (self.method == "auto" and sparse_input and not self.predecessors and self.chose_nothing
+                and arcs is not None and worth_reordering(n, arcs)):
             return False  # (every small call stops here)
         target = find_target(self.target)
         return self.ring is MIN_PLUS and target.on_cpu and not target.collective
@@ -139,6 +144,9 @@ class Plan:
     choice: MethodChoice | None = None
     #: one line per choice made for the caller, logged by every call that runs the plan
     reasons: tuple[str, ...] = field(default=())
+    #: reachability takes its closure over the graph's strongly connected parts where that costs less
+    #: (polyfw.graphs.components): on the default path, not where a schedule or tile was asked for
+    condense: bool = False
 
     def log(self) -> None:
         if log.isEnabledFor(logging.INFO):
@@ -197,7 +205,7 @@ def _make_plan(asked: Asked, n: int, summary: WeightSummary | None, arcs: int | 
         packed = _packed_schedule(asked, n)
         if packed is not None:
             compiled = generate(packed, target="cpu", dtype="uint8", semiring="or-and", packed=True)
-            return Plan("uint8", "packed", False, False, compiled, choice, tuple(reasons))
+            return Plan("uint8", "packed", False, False, compiled, choice, tuple(reasons), condense=asked.chose_nothing)
     reorder = sparse_input and ring is MIN_PLUS and not asked.predecessors and worth_reordering(n, arcs)
     if reorder:
         reasons.append(f"{n} vertices, {arcs} arcs: computing in nested-dissection order")
@@ -251,7 +259,7 @@ def _packed_schedule(asked: Asked, n: int) -> Schedule | None:
     """The schedule reachability runs on packed rows: one tile of whole words where n is smaller than
     PACKED_TILE, else the one asked for; None where it cannot run so (a tile that is not whole words, a
     tree over points): then the uint8 path runs."""
-    if asked.schedule == "auto" and asked.tile is None and asked.kappa is None:
+    if asked.chose_nothing:
         return build_schedule("classic", n, min(PACKED_TILE, -(-n // WORD_BITS) * WORD_BITS))
     chosen = resolve_schedule(asked.schedule, n, "uint8", "cpu", asked.tile, asked.kappa, logged=False)
     if chosen.tile_tree is None or chosen.tile % WORD_BITS or not chosen.original_point_order:

@@ -18,7 +18,7 @@ import numpy as np
 from codegen.dataflow import PROGRESS
 from codegen.distances import float64_distances
 from codegen.kernels import padded_stride
-from codegen.packed_kernels import pack_rows, unpack_rows
+from codegen.packed_kernels import WORD_BITS, pack_rows, unpack_rows
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
 from tiling.code_cache import mapped_empty
@@ -30,13 +30,14 @@ from .graphs.device_arrays import check_device_request, device_view, is_device_a
 from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_integer_weights, missing_edges,
                      null_as_inf, read_graph, summarize_weights, vertex_count)
 from .graphs.blocks import tile_layers_run
+from .graphs.components import condensation, expanded
 from .graphs.dense_facts import contiguous, dense_facts
 from .graphs.inputs import check_float_sums, edges_or_dense
 from .graphs.ordering import dissection_order
 from .graphs.reading import one_reading
 from .graphs.small import SmallGraph, read_small
 from .method import RATE_TILE, MethodChoice
-from .plan import Plan, asked as asked_for, plan_for
+from .plan import Asked, Plan, asked as asked_for, plan_for
 from .profiling import note_run, phase
 from .progress import bar as progress_bar
 from .sparse import as_csr, johnson
@@ -334,7 +335,7 @@ def _solve(graph, schedule, tile, kappa, target: str, dtype, directed: bool, pre
         plan = plan_for(asked, n, summary, arcs, sparse_input, layers)
     check_memory(n, "float64" if plan.as_scipy else plan.dtype, predecessors)  # what is returned, at least
     if plan.method == "packed":
-        return _solve_packed(graph, n, plan, directed, weight)
+        return _solve_packed(graph, n, asked, plan, directed, weight)
     if plan.method == "sparse":
         sparse_graph = as_csr(graph, directed=directed, weight=weight)
         return to_device_result(_with_choice(_solve_sparse(sparse_graph, "float64" if plan.as_scipy else plan.dtype,
@@ -390,16 +391,30 @@ def in_dissection_order(graph, directed: bool, weight: str, reorder: bool):
     return Edges(found.n, position[found.source], position[found.target], found.weight), directed, position
 
 
-def _solve_packed(graph, n: int, plan: Plan, directed: bool, weight: str) -> np.ndarray:
+def _solve_packed(graph, n: int, asked: Asked, plan: Plan, directed: bool, weight: str) -> np.ndarray:
     """Reachability (or-and) on rows packed 64 vertices a word (codegen.packed_kernels): the same proved
-    schedules, an eighth of uint8's bytes, a row of B ORed in per set bit."""
+    schedules, an eighth of uint8's bytes, a row of B ORed in per set bit; on the default path over the
+    graph's strongly connected parts where that costs less (polyfw.graphs.components)."""
     with phase("input"):
         words = _packed_input(graph, n, directed, weight)
+    part = None  # each vertex's strongly connected part, where the closure runs over them
+    if plan.condense:
+        with phase("condense"):
+            condensed = condensation(words, n, _whole_words)
+        if condensed is not None:
+            words, part = condensed
+            plan = plan_for(asked, len(words), None, None, False, logged=False)
     with phase("run"):
         plan.compiled(words)
     note_run(getattr(plan.compiled, "last_run", {}))
     with phase("output"):
-        return unpack_rows(words, n)
+        return unpack_rows(words, n) if part is None else expanded(words, part, n)
+
+
+def _whole_words(parts: int) -> int:
+    """The vertices a condensation's closure runs on: its parts rounded up to whole words (one compiled
+    schedule for every count of parts in 64)."""
+    return -(-parts // WORD_BITS) * WORD_BITS
 
 
 def _packed_input(graph, n: int, directed: bool, weight: str) -> np.ndarray:

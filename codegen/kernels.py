@@ -594,22 +594,28 @@ $pack    starts = np.empty(n_tasks + 1, dtype=np.int64)
             busy += 1
     starts[busy] = n_calls
     next_task = np.zeros(1, dtype=np.int64)
-    # one iteration per thread Numba may start (profile has a row for each): every thread's first
-    # one takes tasks until none is left, the others find none (get_num_threads blocks caching)
-    for _ in prange(min(profile.shape[0], busy)):
-        thread = get_thread_id()
-        t = fetch_add(next_task, 0, 1)
-        while t < busy:
-            for c in range(starts[t], starts[t + 1]):
-                k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
-                k1, i1, j1 = min(k0 + tile * calls[c, 4], n), min(i0 + tile, n), min(j0 + tile, n)
-                started = cycles()
-                $dispatch
-                profile[thread, tile_role(calls[c, 1], calls[c, 2], calls[c, 3])] += cycles() - started
-            t = fetch_add(next_task, 0, 1)
+    if min(profile.shape[0], busy) <= 1:  # one task (or thread) or none: run here, no thread woken (~50 us)
+        thread = 0
+        $take
+    else:
+        # one iteration per thread Numba may start (profile has a row for each): every thread's first
+        # one takes tasks until none is left, the others find none (get_num_threads blocks caching)
+        for _ in prange(min(profile.shape[0], busy)):
+            thread = get_thread_id()
+            $take
     profile[0, $stage_slot] += cycles() - stage_started
     return panels
 '''
+#: run_tasks' loop of a thread: the next task from the shared counter until none is left, its calls in order
+_TAKE_TASKS = """t = fetch_add(next_task, 0, 1)
+while t < busy:
+    for c in range(starts[t], starts[t + 1]):
+        k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
+        k1, i1, j1 = min(k0 + tile * calls[c, 4], n), min(i0 + tile, n), min(j0 + tile, n)
+        started = cycles()
+        $dispatch
+        profile[thread, tile_role(calls[c, 1], calls[c, 2], calls[c, 3])] += cycles() - started
+    t = fetch_add(next_task, 0, 1)"""
 #: run_tasks' packing, in a kernel module with micro-panels (the products reading them: _PANEL_CALL)
 _PACK = """    if packed:
         pack_started = cycles()
@@ -707,7 +713,8 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     panels = options.has_panels
     if panels:
         dispatch = fill(_PANEL_CALL, bounds=bounds) + textwrap.indent(dispatch, "    ")
-    tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache, columns=TABLE_COLUMNS,
+    tasks = fill(_TASKS, matrices=options.matrices, take=fill(_TAKE_TASKS, dispatch=dispatch), cache=cache,
+                 columns=TABLE_COLUMNS,
                  product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
                  panels=PANELS, stage_slot=PROFILE_SLOTS.index("stages"),
                  pack=fill(_PACK, pack_slot=PROFILE_SLOTS.index("packing")) if panels else "")

@@ -16,7 +16,8 @@ Rows, each checked equal to the default's result first:
 - networkx's transitive_closure (up to --networkx-up-to vertices).
 And the factor the issue compares with, on the first graph: polyfw's int32 min-plus `solve` against a numpy
 Floyd-Warshall (per k one np.minimum of the matrix and a[:, k] + a[k]) with weights 1-1000.
-Times are medians of --repeats whole calls, polyfw's taken in interleaved rounds.
+Times are medians of --repeats whole calls, polyfw's taken in interleaved rounds, each right after a call of
+its own (warm caches).
 """
 from __future__ import annotations
 
@@ -49,12 +50,13 @@ def seconds(run, repeats: int) -> float:
 
 
 def interleaved(calls: dict, repeats: int) -> dict[str, float]:
-    """Each call's median over `repeats` rounds, every call once a round (the host's speed drifts)."""
-    for run in calls.values():
-        run()
+    """Each call's median over `repeats` rounds, every call once a round (the host's speed drifts), each timed
+    right after an untimed call of its own: a call of a few ms after one that streamed 100 MB finds the
+    caches cold and ran 2x slower (0.83 -> 1.7 ms at n = 2048), whatever its own work."""
     found: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeats):
         for name, run in calls.items():
+            run()
             started = time.perf_counter()
             run()
             found[name].append(time.perf_counter() - started)

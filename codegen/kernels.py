@@ -567,6 +567,21 @@ def tile_role(kb, ib, jb):
     return 2 if jb == kb else 3
 
 
+@njit(cache=$cache)
+def take_tasks($matrices, status, calls, starts, busy, next_task, tile, n, q, stride, panels, profile, thread):
+    """A thread's share of a stage: the next task from the shared counter until none is left, its calls in
+    order."""
+    t = fetch_add(next_task, 0, 1)
+    while t < busy:
+        for c in range(starts[t], starts[t + 1]):
+            k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
+            k1, i1, j1 = min(k0 + tile * calls[c, 4], n), min(i0 + tile, n), min(j0 + tile, n)
+            started = cycles()
+            $dispatch
+            profile[thread, tile_role(calls[c, 1], calls[c, 2], calls[c, 3])] += cycles() - started
+        t = fetch_add(next_task, 0, 1)
+
+
 @njit(parallel=prange_only(), cache=$cache)
 def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profile, panels, packed):
     """One stage: its tasks in parallel, the tile-layers of each in order; returns `panels`, grown when the
@@ -580,6 +595,8 @@ def run_tasks($matrices, status, calls, n_calls, tasks, n_tasks, tile, n, profil
     Each thread then takes the next task from a shared counter: tasks differ in
     cost (a tile-layer of a sparse graph's empty block is skipped at once), and
     a fixed split left one thread waiting for the other up to a fifth of a run.
+    A stage of one task (or any stage on one thread) runs on the calling thread: a prange of one
+    iteration still woke the others, ~55 us (passive waiting, Zen 4).
     profile[thread, role] gains the cycles of each tile-layer, profile[0, $stage_slot]
     the stage's (a few cycles a tile-layer: it is always on). packed: the stage is under a
     PACK_MARK (schedules.packing), and its products may read their operands from micro-panels.
@@ -594,28 +611,17 @@ $pack    starts = np.empty(n_tasks + 1, dtype=np.int64)
             busy += 1
     starts[busy] = n_calls
     next_task = np.zeros(1, dtype=np.int64)
-    if min(profile.shape[0], busy) <= 1:  # one task (or thread) or none: run here, no thread woken (~50 us)
-        thread = 0
-        $take
+    if min(profile.shape[0], busy) <= 1:
+        take_tasks($matrices, status, calls, starts, busy, next_task, tile, n, q, stride, panels, profile, 0)
     else:
         # one iteration per thread Numba may start (profile has a row for each): every thread's first
         # one takes tasks until none is left, the others find none (get_num_threads blocks caching)
         for _ in prange(min(profile.shape[0], busy)):
-            thread = get_thread_id()
-            $take
+            take_tasks($matrices, status, calls, starts, busy, next_task, tile, n, q, stride, panels, profile,
+                       get_thread_id())
     profile[0, $stage_slot] += cycles() - stage_started
     return panels
 '''
-#: run_tasks' loop of a thread: the next task from the shared counter until none is left, its calls in order
-_TAKE_TASKS = """t = fetch_add(next_task, 0, 1)
-while t < busy:
-    for c in range(starts[t], starts[t + 1]):
-        k0, i0, j0 = tile * calls[c, 1], tile * calls[c, 2], tile * calls[c, 3]
-        k1, i1, j1 = min(k0 + tile * calls[c, 4], n), min(i0 + tile, n), min(j0 + tile, n)
-        started = cycles()
-        $dispatch
-        profile[thread, tile_role(calls[c, 1], calls[c, 2], calls[c, 3])] += cycles() - started
-    t = fetch_add(next_task, 0, 1)"""
 #: run_tasks' packing, in a kernel module with micro-panels (the products reading them: _PANEL_CALL)
 _PACK = """    if packed:
         pack_started = cycles()
@@ -713,8 +719,7 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     panels = options.has_panels
     if panels:
         dispatch = fill(_PANEL_CALL, bounds=bounds) + textwrap.indent(dispatch, "    ")
-    tasks = fill(_TASKS, matrices=options.matrices, take=fill(_TAKE_TASKS, dispatch=dispatch), cache=cache,
-                 columns=TABLE_COLUMNS,
+    tasks = fill(_TASKS, matrices=options.matrices, dispatch=dispatch, cache=cache, columns=TABLE_COLUMNS,
                  product=TILE_KERNEL_NUMBERS["relax_product"], closure=TILE_KERNEL_NUMBERS["relax_closure"],
                  panels=PANELS, stage_slot=PROFILE_SLOTS.index("stages"),
                  pack=fill(_PACK, pack_slot=PROFILE_SLOTS.index("packing")) if panels else "")
@@ -766,6 +771,8 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
               "extend": f"Tuple((int64[:, ::1], int64))(int64[:, ::1], {', '.join(['int64'] * 6)})"}
     panels = f"{options.matrix_dtype}[::1]"
     tasks = f"{panels}({matrix}, int64[::1], {table}, {table}, int64, int64, {PROFILE}, {panels}, boolean)"
+    take = (f"void({matrix}{', int32[:, ::1]' if options.predecessors else ''}, int64[::1], int64[:, ::1], int64[::1], "
+            f"int64, int64[::1], int64, int64, int64, int64, {panels}, {PROFILE}, int64)")
     if options.packed_words:
         words = ", ".join(["uint64"] * 5)
         tables = "uint64[:, :, ::1]"
@@ -774,10 +781,10 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
                 "micro_or_lookups": f"void({matrix}, {tables}, uint64, uint64, uint64)",
                 "or_word": f"void({matrix}, {tables}, {', '.join(['uint64'] * 8)})",
                 "or_rows": f"void({matrix}, {words}, uint64, uint64)", "relax_layers": layers,
-                "relax_closure": layers, "relax_product": layers, "run_tasks": tasks}
+                "relax_closure": layers, "relax_product": layers, "take_tasks": take, "run_tasks": tasks}
     if options.predecessors:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"
-        return {**record, "relax_layers_pred": pred,
+        return {**record, "relax_layers_pred": pred, "take_tasks": take,
                 "run_tasks": f"{panels}({matrix}, int32[:, ::1], int64[::1], {table}, {table}, int64, int64, {PROFILE}, "
                              f"{panels}, boolean)"}
     u = ", ".join(["uint64"] * 4)
@@ -793,4 +800,4 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
             "pack_operands": f"Tuple(({panels}, int64))({matrix}, {table}, int64, int64, {panels})",
             "publish_operands": f"void({matrix}, {panels}, {', '.join(['int64'] * 6)})",
             "relax_published": f"void({matrix}, {panels}, int64, int64, {bounds}, int64[::1])",
-            "run_tasks": tasks}
+            "take_tasks": take, "run_tasks": tasks}

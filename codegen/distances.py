@@ -22,11 +22,13 @@ def _as_float64(matrix, unreachable, position, out):
             out[i, j] = np.inf if value >= unreachable else np.float64(value)
 
 
-def float64_distances(matrix: np.ndarray, position: np.ndarray | None = None) -> np.ndarray:
+def float64_distances(matrix: np.ndarray, position: np.ndarray | None = None,
+                      out: np.ndarray | None = None) -> np.ndarray:
     """float64 copy of an n x n kernel result (any row stride) with inf for its dtype's INF;
-    `position[v]`: where vertex v's row and column are, when the kernel ran in another vertex order."""
+    `position[v]`: where vertex v's row and column are, when the kernel ran in another vertex order;
+    `out`: an n x n float64 array to write it into."""
     n = matrix.shape[0]
-    out = mapped_empty((n, n), np.float64)
+    out = mapped_empty((n, n), np.float64) if out is None else out
     where = np.arange(n, dtype=np.int64) if position is None else position
     _as_float64(matrix[:, :n], matrix.dtype.type(top(matrix.dtype)), where, out)
     return out

@@ -31,7 +31,7 @@ from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_
                      null_as_inf, read_graph, summarize_weights, vertex_count)
 from .graphs.blocks import tile_layers_run
 from .graphs.components import condensation, expanded
-from .graphs.dense_facts import contiguous, dense_facts
+from .graphs.dense_facts import copy_into, dense_facts
 from .graphs.inputs import check_float_sums, edges_or_dense
 from .graphs.ordering import dissection_order
 from .graphs.reading import one_reading
@@ -471,6 +471,14 @@ def _run_plan(matrix: np.ndarray, n: int, ring, plan: Plan, lightest_edge: float
     """The plan's compiled schedule on the padded `matrix` (and `pred`), then its result as the plan
     returns it; `position`: each vertex's row where the run renumbered them, `lightest_edge`: below 0 where
     an integer dtype's INF may have leaked."""
+    # the result's pages are taken before the run, while the pages the last call freed are still the guest's:
+    # taken after a run of seconds, a KVM guest that reports free pages to its host (virtio-balloon) faults
+    # them in from the host, 5-6 ms a MiB (Zen 4 guest: a float64 result at n = 4096 took 0.5-1.0 s to
+    # write after another call, 0.02 s taken early)
+    result = None
+    if ring.name != "or-and" and position is None:
+        with phase("output"):
+            result = mapped_empty((n, n), np.float64 if plan.as_scipy else matrix.dtype)
     with phase("run"), _run_progress(progress, n):
         negative_at = plan.compiled(matrix, pred)
     note_run(getattr(plan.compiled, "last_run", {}))
@@ -486,9 +494,11 @@ def _run_plan(matrix: np.ndarray, n: int, ring, plan: Plan, lightest_edge: float
             return distances.astype(bool)
         # one conversion at the end: an integer INF becomes inf (float64 for a scipy user), else one copy
         if plan.as_scipy and distances.dtype != np.float64:
-            distances = float64_distances(distances, position)
+            distances = float64_distances(distances, position, result)
+        elif result is not None:
+            distances = copy_into(distances, result)
         else:
-            distances = contiguous(distances) if position is None else distances[np.ix_(position, position)]
+            distances = distances[np.ix_(position, position)]
     if pred is None:
         return distances
     return distances, np.ascontiguousarray(pred[:, :n])

@@ -18,13 +18,14 @@ import numpy as np
 from numba import njit, prange
 
 from codegen.intrinsics import trailing_zeros
+from tiling.code_cache import parallel_above
 
 #: a bit of the condensation's making or unpacking costs about as much as this many pair-updates of
 #: Warshall on packed rows (a bit: a scalar load and OR; a pair-update: 1/64 of a vector lane's OR)
 _PAIR_UPDATES_A_BIT = 4096
 
-#: answers of at least this many vertices are copied out by every thread (at n = 4096 0.29 ms against numpy's
-#: 0.77 on 2 Zen 4 cores; a tie at 2048, and below it waking the threads costs more than they copy)
+#: answers of at least this many vertices are copied out by every thread (at n = 4096 0.29 ms against 0.77 for
+#: one, numpy's take, on 2 Zen 4 cores; a tie at 2048, and below it waking the threads costs more than they copy)
 COPIED_IN_PARALLEL_FROM = 2048
 
 _ONE = np.uint64(1)
@@ -153,8 +154,8 @@ def _part_rows(closure, part, n):
     return rows
 
 
-@njit(cache=True, parallel=True)
-def _copy_rows(rows, part, out):
+@parallel_above(COPIED_IN_PARALLEL_FROM ** 2)
+def _copy_rows(out, rows, part):
     for i in prange(len(part)):
         out[i, :] = rows[part[i]]
 
@@ -162,9 +163,6 @@ def _copy_rows(rows, part, out):
 def expanded(closure: np.ndarray, part: np.ndarray, n: int) -> np.ndarray:
     """The n x n bool reachability matrix from the condensation's closure: vertex i reaches vertex j
     where i's part reaches j's."""
-    rows = _part_rows(closure, part, n)
-    if n < COPIED_IN_PARALLEL_FROM:
-        return rows[part]
     out = np.empty((n, n), dtype=bool)
-    _copy_rows(rows, part, out)
+    _copy_rows(out, _part_rows(closure, part, n), part)
     return out

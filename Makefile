@@ -24,7 +24,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	for isa in $$($(BIN)/python -c 'from codegen.intrinsics import narrower_isas; print(*narrower_isas())'); do \
 	    echo "ISA-dependent tests under POLYFW_ISA=$$isa"; \
-	    POLYFW_ISA=$$isa $(BIN)/python -m pytest -q -m "isa and not slow" || exit 1; \
+	    POLYFW_ISA=$$isa $(BIN)/python -m pytest -q -n auto -m "isa and not slow" || exit 1; \
 	done
 	PYTHON=$(PYTHON) bash scripts/wheel_check.sh
 	$(MAKE) docs

@@ -4,7 +4,10 @@ or from given ones, in parallel. No GIL: parallel loops are prange (with prange_
 loop Numba would add on its own), shared writes go through the atomics of codegen.intrinsics, and
 a BFS or delta-stepping search runs whole in one parallel region, as a team (polyfw.sparse.team)
 whose member is inlined into the region's body (compiled there, the same loops ran 1.3-1.6x faster
-than as a function the body calls)."""
+than as a function the body calls). What a member runs rarely (the far set's passes, the team's
+barrier) stays a call, and the hot relaxation is inlined at one place: Numba copies an inlined body
+at every call site and its parallel passes grow with the region, so two copies more of each had
+doubled a search's compile time (25-28 s a signature against 14-16 on Zen 4) at the same speed."""
 from __future__ import annotations
 
 import numpy as np
@@ -647,26 +650,21 @@ def _relax_share(indptr, indices, weights, dist, bits, frontier, count, bucket, 
     later = np.empty((window, LATER_BUFFER), dtype=slots.dtype)
     later_held = np.zeros(window, dtype=np.int64)
     held = 0
+    items, first, last, claiming = frontier, 0, 0, True
     while True:
-        first, last = _next_claim(claimed, claim, count)
-        if first >= count:
-            break
+        if claiming:
+            first, last = _next_claim(claimed, claim, count)
+            claiming = first < count
+        if not claiming:  # fusion: the vertices this worker lowered into the bucket, a buffer at a time
+            if not (fuse and held):
+                break
+            taken[:held] = mine[:held]
+            items, first, last, held = taken, 0, held, 0
         for f in range(first, last):
-            queued[frontier[f]] = 0
+            queued[items[f]] = 0
         fence()
         for f in range(first, last):
-            held = _relax_vertex(np.uint64(frontier[f]), bucket, delta, indptr, indices, weights, dist, bits,
-                                 queued, mine, held, queue, queue_count, slot_of, later, later_held, slots,
-                                 slot_counts, far, far_lowest)
-    while fuse and held:
-        batch = held
-        taken[:batch] = mine[:batch]
-        held = 0
-        for f in range(batch):
-            queued[taken[f]] = 0
-        fence()
-        for f in range(batch):
-            held = _relax_vertex(np.uint64(taken[f]), bucket, delta, indptr, indices, weights, dist, bits, queued,
+            held = _relax_vertex(np.uint64(items[f]), bucket, delta, indptr, indices, weights, dist, bits, queued,
                                  mine, held, queue, queue_count, slot_of, later, later_held, slots, slot_counts,
                                  far, far_lowest)
     _flush(mine, held, queue, queue_count)
@@ -685,7 +683,7 @@ def _edges_at_most(indptr, frontier, count, bound):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _far_share(dist, far, delta, after, wanted, queued, queue, row):
     """A worker's part of a pass over the far set (claims of vertices): those of buckets up to `after`
     (done) leave it; with `wanted` >= 0, those of bucket `wanted` leave it for the queue (appended,

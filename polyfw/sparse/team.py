@@ -86,10 +86,11 @@ NOTHING_LOWER = np.iinfo(np.int64).max
 STEP_ROWS = 3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def next_step(team, size, rank, rows, step):
     """End step `step` (the barrier) and start the next: its number, whose row rows[number % STEP_ROWS]
-    is the one zeroed a step ago; rank 0 now zeroes the row of the step after it."""
+    is the one zeroed a step ago; rank 0 now zeroes the row of the step after it. A call, not inlined:
+    a member reaches it from many places, and a call costs nothing beside a barrier's wait."""
     barrier(team, size)
     step += 1
     if rank == 0:

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 import numpy as np
 
 from codegen.dataflow import PROGRESS
-from codegen.distances import float64_distances
+from codegen.distances import compacted, float64_distances
 from codegen.kernels import padded_stride
 from codegen.packed_kernels import WORD_BITS, pack_rows, unpack_rows
 from codegen.targets import Target, find_target
@@ -31,7 +31,7 @@ from .graphs import (NO_PREDECESSOR, Edges, as_dense, as_semiring_matrix, check_
                      null_as_inf, read_graph, summarize_weights, vertex_count)
 from .graphs.blocks import tile_layers_run
 from .graphs.components import condensation, expanded
-from .graphs.dense_facts import copy_into, dense_facts
+from .graphs.dense_facts import dense_facts
 from .graphs.inputs import check_float_sums, edges_or_dense
 from .graphs.ordering import dissection_order
 from .graphs.reading import one_reading
@@ -471,14 +471,16 @@ def _run_plan(matrix: np.ndarray, n: int, ring, plan: Plan, lightest_edge: float
     """The plan's compiled schedule on the padded `matrix` (and `pred`), then its result as the plan
     returns it; `position`: each vertex's row where the run renumbered them, `lightest_edge`: below 0 where
     an integer dtype's INF may have leaked."""
-    # the result's pages are taken before the run, while the pages the last call freed are still the guest's:
-    # taken after a run of seconds, a KVM guest that reports free pages to its host (virtio-balloon) faults
-    # them in from the host, 5-6 ms a MiB (Zen 4 guest: a float64 result at n = 4096 took 0.5-1.0 s to
-    # write after another call, 0.02 s taken early)
+    # a result of another dtype than the matrix's takes its pages before the run, while the pages the last call
+    # freed are still the guest's: taken after a run of seconds, a KVM guest that reports free pages to its
+    # host (virtio-balloon) faults them in from the host, 5-6 ms a MiB (Zen 4 guest: a float64 result at
+    # n = 4096 took 0.5-1.0 s to write after another call, 0.02 s taken early). One of the matrix's dtype is
+    # the matrix itself, compacted.
+    converted = ring.name != "or-and" and plan.as_scipy and matrix.dtype != np.float64
     result = None
-    if ring.name != "or-and" and position is None:
+    if converted and position is None:
         with phase("output"):
-            result = mapped_empty((n, n), np.float64 if plan.as_scipy else matrix.dtype)
+            result = mapped_empty((n, n), np.float64)
     with phase("run"), _run_progress(progress, n):
         negative_at = plan.compiled(matrix, pred)
     note_run(getattr(plan.compiled, "last_run", {}))
@@ -492,13 +494,13 @@ def _run_plan(matrix: np.ndarray, n: int, ring, plan: Plan, lightest_edge: float
                 pred[:, :n][leaked] = NO_PREDECESSOR
         if ring.name == "or-and":
             return distances.astype(bool)
-        # one conversion at the end: an integer INF becomes inf (float64 for a scipy user), else one copy
-        if plan.as_scipy and distances.dtype != np.float64:
+        # one conversion at the end: an integer INF becomes inf (float64 for a scipy user), else none
+        if converted:
             distances = float64_distances(distances, position, result)
-        elif result is not None:
-            distances = copy_into(distances, result)
+        elif position is None:
+            distances = compacted(matrix)
         else:
             distances = distances[np.ix_(position, position)]
     if pred is None:
         return distances
-    return distances, np.ascontiguousarray(pred[:, :n])
+    return distances, compacted(pred)

@@ -14,7 +14,7 @@ from polyfw import solve
 from polyfw.graphs import dense_facts as facts_module
 from polyfw.graphs import inputs, small
 from polyfw.graphs.small import SMALL_BELOW
-from polyfw.graphs.dense_facts import contiguous, copy_into, dense_facts
+from polyfw.graphs.dense_facts import dense_facts
 from polyfw.graphs.reading import one_reading
 from tiling.code_cache import PARALLEL_FROM_ENTRIES
 
@@ -69,16 +69,6 @@ def test_parallel_pass_on_a_large_strided_view():
     found = dense_facts(view)
     assert (found.finite, found.not_allowed, found.lightest, found.heaviest) == (n * n, 0, 0.0, 96.0)
     assert found.off_diagonal_zeros == int((view == 0).sum() - (np.diagonal(view) == 0).sum())
-
-
-def test_copies_cast_like_numpy():
-    rng = np.random.default_rng(1)
-    for shape in ((3, 3), (200, 200)):  # the serial numpy copy, and the compiled parallel one
-        source = rng.integers(-50, 50, size=(shape[0], shape[1] + 8)).astype(np.float64)[:, :shape[1]]
-        out = np.empty(shape, dtype=np.int32)
-        assert np.array_equal(copy_into(source, out), source.astype(np.int32))
-        same = contiguous(source)
-        assert same.flags.c_contiguous and np.array_equal(same, source) and same.dtype == source.dtype
 
 
 def test_one_pass_a_call(monkeypatch):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from tiling.code_cache import PARALLEL_FROM_ENTRIES, mapped_empty, parallel_above
+from tiling.code_cache import parallel_above
 
 from .reading import once
 
@@ -113,24 +113,3 @@ def _gather_list(values):
         finite, fractional, not_allowed, rounds, lightest, heaviest = _tally(
             value, finite, fractional, not_allowed, rounds, lightest, heaviest)
     return finite, fractional, lightest, heaviest, 0, not_allowed, rounds
-
-
-@parallel_above()
-def _copy(matrix, out):
-    for i in prange(matrix.shape[0]):
-        for j in range(matrix.shape[1]):
-            out[i, j] = matrix[i, j]
-
-
-def copy_into(matrix: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """out[...] = matrix cast to out's dtype (as numpy's unsafe casting does), by all threads when large."""
-    if matrix.size < PARALLEL_FROM_ENTRIES or matrix.dtype.kind not in "iuf":
-        np.copyto(out, matrix, casting="unsafe")
-    else:
-        _copy(matrix, out)
-    return out
-
-
-def contiguous(matrix: np.ndarray) -> np.ndarray:
-    """A C-contiguous copy of a 2-D matrix's view (e.g. the kernels' padded rows without the padding)."""
-    return copy_into(matrix, mapped_empty(matrix.shape, matrix.dtype))

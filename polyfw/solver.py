@@ -51,11 +51,13 @@ class InsufficientMemoryError(MemoryError):
 
 def memory_needed(n: int, dtype: str, predecessors: bool = False) -> int:
     """Bytes `solve` holds at its peak: the float64 matrix the input is staged in (with a mask
-    and the cast to dtype), or later the input, the padded working copy and the result side by
-    side; predecessors add three int32 matrices."""
+    and the cast to dtype), or later the input, the padded working copy and, where the result is
+    converted to float64, the result side by side (a result of dtype is the working copy itself);
+    predecessors add three int32 matrices."""
     itemsize = np.dtype(dtype).itemsize
     staging = n * n * (8 + 1 + itemsize)
-    running = n * n * (2 * itemsize + 1) + n * padded_stride(n) * itemsize
+    converted = n * n * 8 if dtype != "float64" else 0
+    running = n * n * (itemsize + 1) + n * padded_stride(n) * itemsize + converted
     return max(staging, running) + (3 * n * padded_stride(n) * 4 if predecessors else 0)
 
 

@@ -34,7 +34,7 @@ FAILURES = [
     (None, [], r"polyfw: error: .*g\.gr: cannot be read \(No such file or directory\)"),
     ("p sp 3 3\na 1 2 1\na 2 3 -5\na 3 1 1\n", [], r"polyfw: error: negative cycle through vertex \d: shortest paths "
                                                     r"are undefined"),
-    ("p sp 200000 1\na 1 2 1\n", [], r"polyfw: error: 200,000 vertices in float64 need about 931\.3 GiB \(298\.0 GiB "
+    ("p sp 200000 1\na 1 2 1\n", [], r"polyfw: error: 200,000 vertices in float64 need about 633\.3 GiB \(298\.0 GiB "
                                      r"per matrix\) and this machine has [\d.]+ GiB available: use dtype float32 or int32"),
     ("p sp 2 1\na 1 2 1\n", ["--schedule", "bogus"], r"polyfw: error: unknown schedule 'bogus'; use 'auto', one of "),
 ]

@@ -40,7 +40,8 @@ from schedules.proofs import UNSAFE, prove
 from schedules.schedule import Schedule
 from schedules.simulate import priority_order
 from schedules.stages import ROLES, StageView
-from tiling.code_cache import load_module, mapped_empty
+from tiling.code_cache import load_module
+from tiling.pages import mapped_empty
 from tiling.render import fill
 from tiling.tile_dependences import PredecessorRule, predecessor_rules, readiness_source
 

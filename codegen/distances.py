@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from tiling.code_cache import mapped_empty, parallel_above
+from tiling.code_cache import parallel_above
+from tiling.pages import mapped_empty
 from tiling.semirings import top
 
 

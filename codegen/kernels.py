@@ -452,7 +452,7 @@ def pack_operands(a, calls, n_calls, tile, n, panels):
     if panels.shape[0] < 2 * q * tile * stride:
         panels = np.empty(2 * q * tile * stride, dtype=a.dtype)
         # pages mapped by this thread first: threads faulting fresh pages in together wait on each
-        # other (tiling.code_cache.mapped_empty); 512 elements stay within a 4 KiB page's reach
+        # other (tiling.pages.mapped_empty); 512 elements stay within a 4 KiB page's reach
         for first in range(0, panels.shape[0], 512):
             panels[first] = 0
     for slot in prange(2 * q):

@@ -21,7 +21,7 @@ from codegen.kernels import padded_stride
 from codegen.packed_kernels import WORD_BITS, pack_rows, unpack_rows
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
-from tiling.code_cache import mapped_empty
+from tiling.pages import mapped_empty
 from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 

@@ -209,20 +209,6 @@ def load_module(source: str, prefix: str) -> ModuleType:
 PARALLEL_FROM_ENTRIES = 2**14
 
 
-#: the bytes between two touches that map every page of a fresh array (the smallest page size)
-PAGE_BYTES = 4096
-
-
-def mapped_empty(shape: int | tuple[int, ...], dtype) -> np.ndarray:
-    """np.empty whose pages one thread has mapped already, for a parallel pass to fill: threads that
-    take a fresh array's first page faults together wait on each other in the kernel (a KVM guest on
-    Emerald Rapids: 35 ms to copy 32 MiB into fresh memory on 2 threads, 7 ms on one, 4 ms reused)."""
-    out = np.empty(shape, dtype)
-    if out.size >= PARALLEL_FROM_ENTRIES:
-        out.reshape(-1).view(np.uint8)[::PAGE_BYTES] = 0
-    return out
-
-
 def parallel_above(entries: int = PARALLEL_FROM_ENTRIES):
     """Compile a matrix pass twice, with prange parallel and serial, and call the serial one when
     its first argument has fewer than `entries` entries. The serial copy is a function of its own

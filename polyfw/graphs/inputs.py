@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit, prange
 
-from tiling.code_cache import mapped_empty, parallel_above
+from tiling.code_cache import parallel_above
+from tiling.pages import mapped_empty
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
 from .dense_facts import DenseFacts, dense_facts

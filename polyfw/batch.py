@@ -21,6 +21,7 @@ from numba import njit, prange
 from codegen.batch import CUDA_BLOCK, CUDA_MAX_VERTICES, CompiledBatch, generate_batch, task_count
 from codegen.intrinsics import vector_width
 from schedules.batch import batch_schedule
+from tiling.pages import mapped_empty
 from tiling.semirings import INTEGER_INF
 
 from .dask_batch import is_bag, solve_partitions
@@ -601,8 +602,8 @@ def solve_batch(graphs, num_nodes=None, *, edge_weight=None, directed: bool = Tr
     widths = np.full(count, batch.largest, dtype=np.int64) if padded else batch.sizes.copy()
     offsets = np.concatenate([[0], np.cumsum(widths * widths)]).astype(np.int64)
     _check_memory(int(offsets[-1]), result, predecessors)
-    out = np.empty(int(offsets[-1]), dtype=result)
-    out_pred = np.empty(int(offsets[-1]) if predecessors else 0, dtype=np.int32)
+    out = mapped_empty(int(offsets[-1]), result)
+    out_pred = mapped_empty(int(offsets[-1]) if predecessors else 0, np.int32)
     status = np.full(count, -1, dtype=np.int64)
     weights = batch.weights_as(compute)
     fills = (unreachable, padding, np.dtype(compute).type(limit))  # (limit: a larger value is a lowered INF)

@@ -21,7 +21,7 @@ from codegen.kernels import padded_stride
 from codegen.packed_kernels import WORD_BITS, pack_rows, unpack_rows
 from codegen.targets import Target, find_target
 from schedules.schedule import Schedule
-from tiling.pages import mapped_empty
+from tiling.pages import fresh_empty, mapped_empty
 from tiling.semirings import INTEGER_INF, MIN_PLUS, top
 from tiling.semirings import semiring as find_semiring
 
@@ -110,11 +110,13 @@ def _restore_unreachable(distances: np.ndarray, lightest_edge: float) -> np.ndar
     return leaked
 
 
-def initial_predecessors(distances: np.ndarray) -> np.ndarray:
-    """pred[i, j] = i for every edge i -> j (i != j), NO_PREDECESSOR elsewhere."""
+def initial_predecessors(distances: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """pred[i, j] = i for every edge i -> j (i != j), NO_PREDECESSOR elsewhere (int32; in `out`, an
+    n x n int32 array or view, where given)."""
     n = distances.shape[0]
-    pred = np.where(missing_edges(distances), NO_PREDECESSOR, np.arange(n, dtype=np.int32)[:, None])
-    pred = pred.astype(np.int32)
+    pred = fresh_empty((n, n), np.int32) if out is None else out
+    pred[...] = np.arange(n, dtype=np.int32)[:, None]
+    np.copyto(pred, NO_PREDECESSOR, where=missing_edges(distances))
     np.fill_diagonal(pred, NO_PREDECESSOR)
     return pred
 
@@ -463,8 +465,9 @@ def _solve_dense(graph, n: int, ring, plan: Plan, directed: bool, predecessors: 
             if ring is MIN_PLUS and dtype_name in INTEGER_INF else 0.0
         pred = None
         if predecessors:
-            pred = np.full((n, padded_stride(n)), NO_PREDECESSOR, dtype=np.int32)
-            pred[:, :n] = initial_predecessors(distances)
+            pred = fresh_empty((n, padded_stride(n)), np.int32)
+            pred[:, n:] = NO_PREDECESSOR
+            initial_predecessors(distances, out=pred[:, :n])
     return _run_plan(matrix, n, ring, plan, lightest_edge, pred, position, progress)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from tiling.code_cache import parallel_above
-from tiling.pages import mapped_empty
+from tiling.pages import fresh_empty, mapped_empty
 from tiling.semirings import INTEGER_INF, MIN_PLUS, Semiring, bottom, top
 
 from .dense_facts import DenseFacts, dense_facts
@@ -317,7 +317,7 @@ def as_dense(graph, dtype=None, directed: bool = True, weight: str = "weight",
             check_integer_weights(weights, edges.n, dtype)
         # straight into the kernel dtype: an n x n float64 detour cost as much as int16's whole
         # pivot and panel work at n = 4096
-        matrix = np.empty((edges.n, edges.n), dtype) if out is None else out
+        matrix = fresh_empty((edges.n, edges.n), dtype) if out is None else out
         scatter_arcs(np.asarray(edges.source, dtype=np.int64), np.asarray(edges.target, dtype=np.int64),
                       np.asarray(edges.weight, dtype=np.float64), matrix, dtype.type(top(dtype)),
                       not (directed and input_directed))
@@ -440,7 +440,8 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
         # reachability straight into bytes: a float64 n x n detour and ufunc.at took 40% of a
         # sparse or-and solve at n = 2048 (no path 0, an arc 1, a vertex to itself 1)
         check_weights(edges.weight, "edge list")
-        reach = np.zeros((edges.n, edges.n), dtype=np.uint8)
+        reach = fresh_empty((edges.n, edges.n), np.uint8)
+        reach.fill(0)
         reach[edges.source, edges.target] = 1
         if not (directed and input_directed):
             np.maximum(reach, reach.T, out=reach)
@@ -448,7 +449,8 @@ def as_semiring_matrix(graph, ring: Semiring, dtype, directed: bool = True, weig
         return reach
     if isinstance(edges, Edges):
         check_weights(edges.weight, "edge list")
-        matrix = np.full((edges.n, edges.n), no_path)
+        matrix = fresh_empty((edges.n, edges.n), np.float64)
+        matrix.fill(no_path)
         weights = np.ones(len(edges.weight)) if dtype == np.uint8 else edges.weight.astype(np.float64)
         plus.at(matrix, (edges.source, edges.target), weights)
     else:

@@ -7,6 +7,7 @@ import numba
 import numpy as np
 
 from codegen.profile import cycles_per_second
+from tiling.pages import mapped_empty
 
 from ..graphs.device_arrays import like_each
 from ..graphs import NO_PREDECESSOR, GraphInputError
@@ -241,8 +242,8 @@ def dijkstra_rows(csr: CSRGraph, sources: np.ndarray, potential: np.ndarray | No
     """Dijkstra from each of `sources` in parallel (a BFS where every weight is equal): non-negative
     weights, or Johnson's reweighting by `potential` (taken back out of the distances). Distances
     len(sources) x n (inf: unreachable) and parents (NO_PARENT where none)."""
-    dist = np.empty((len(sources), csr.n))
-    parent = np.empty((len(sources), csr.n), dtype=np.int64)
+    dist = mapped_empty((len(sources), csr.n), np.float64)
+    parent = mapped_empty((len(sources), csr.n), np.int64)
     if potential is None and 0 <= csr.lightest == csr.heaviest:  # one weight (an unweighted graph): BFS
         breadth_first_from_sources(csr.indptr, csr.indices, sources, csr.lightest, np.inf, dist, parent,
                                    worker_count(len(sources)))

@@ -152,7 +152,7 @@ def vector_width(itemsize: int, isa: str | None = None) -> int:
 
 
 def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add", unroll: int = 1,
-                   isa: str | None = None, lanes: bool = False, panels: bool = False):
+                   isa: str | None = None, lanes: bool = False, panels: bool = False, predecessors: bool = False):
     """An intrinsic block(a, i0, j0, k0, depth) for one rows x (vectors x width) register block.
 
     C = a[i0:i0+rows, j0:j0+columns] stays in registers while k runs over
@@ -172,6 +172,9 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
     `panels`: block(a, i0, j0, panels, a_at, b_at, depth) reads the operands from
     micro-panels (schedules.packing) instead: the k-th step's A values are
     panels[a_at + k*rows : ... + rows], its B row panels[b_at + k*columns : ... + columns].
+    `predecessors`: block(a, pred, i0, j0, k0, depth) keeps pred (int32, the matrix's shape) beside C in
+    registers: where a[i, k] (x) a[k, j] is strictly better than C (the compare (+) keeps by), C takes it
+    and P takes pred[k, j] (a select of each; in place, without lanes or panels).
     """
     def codegen(context, builder, signature, args):
         array_type = signature.args[0]
@@ -189,6 +192,12 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
             k0 = _I64(0)
             panel_base = builder.bitcast(context.make_array(signature.args[3])(context, builder, args[3]).data,
                                          _I8_POINTER)
+        elif predecessors:
+            i0, j0, k0, depth = args[2:]
+            pred = context.make_array(signature.args[1])(context, builder, args[1])
+            pred_row_bytes = cgutils.unpack_tuple(builder, pred.strides, 2)[0]
+            pred_base = builder.bitcast(pred.data, _I8_POINTER)
+            pred_vector = ir.VectorType(_I32, width)
         else:
             i0, j0, k0, depth = args[1:]
         row_bytes = cgutils.unpack_tuple(builder, array.strides, 2)[0]
@@ -198,6 +207,10 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         def pointer(row, column, pointee):
             offset = builder.add(builder.mul(row, row_bytes), builder.mul(column, item_bytes))
             return builder.bitcast(builder.gep(base, [offset]), pointee.as_pointer())
+
+        def pred_pointer(row, column):
+            offset = builder.add(builder.mul(row, pred_row_bytes), builder.mul(column, _I64(4)))
+            return builder.bitcast(builder.gep(pred_base, [offset]), pred_vector.as_pointer())
 
         def panel_pointer(index, pointee):
             return builder.bitcast(builder.gep(panel_base, [builder.mul(index, item_bytes)]), pointee.as_pointer())
@@ -224,11 +237,22 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         for m in range(rows):
             for v in range(vectors):
                 builder.store(load(block_pointers[m][v]), accumulators[m][v])
+        if predecessors:
+            pred_pointers = [[pred_pointer(builder.add(i0, _I64(m)), builder.add(j0, _I64(v * width)))
+                              for v in range(vectors)] for m in range(rows)]
+            pred_accumulators = [[cgutils.alloca_once(builder, pred_vector) for _ in range(vectors)]
+                                 for _ in range(rows)]
+            for m in range(rows):
+                for v in range(vectors):
+                    builder.store(builder.load(pred_pointers[m][v], align=4), pred_accumulators[m][v])
         undefined = ir.Constant(vector, ir.Undefined)
         lanes_from_first = ir.Constant(ir.VectorType(_I32, width), [0] * width)
 
         def step(k):
             row_k = [b_vector(k, v) for v in range(vectors)]
+            if predecessors:
+                pred_k = [builder.load(pred_pointer(k, builder.add(j0, _I64(v * width))), align=4)
+                          for v in range(vectors)]
             for m in range(rows):
                 broadcast = a_value(k, m)
                 if not lanes:
@@ -237,6 +261,12 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
                 for v in range(vectors):
                     current = builder.load(accumulators[m][v])
                     through_k = combine.llvm(builder, broadcast, row_k[v], floating, signed)
+                    if predecessors:
+                        better = keep.improves(builder, through_k, current, floating, signed)
+                        builder.store(builder.select(better, through_k, current), accumulators[m][v])
+                        kept = builder.load(pred_accumulators[m][v])
+                        builder.store(builder.select(better, pred_k[v], kept), pred_accumulators[m][v])
+                        continue
                     builder.store(keep.llvm(builder, through_k, current, floating, signed), accumulators[m][v])
 
         unrolled = builder.udiv(depth, _I64(unroll))
@@ -249,6 +279,8 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
         for m in range(rows):
             for v in range(vectors):
                 builder.store(builder.load(accumulators[m][v]), block_pointers[m][v], align=item_bytes.constant)
+                if predecessors:
+                    builder.store(builder.load(pred_accumulators[m][v]), pred_pointers[m][v], align=4)
         return context.get_dummy_value()
 
     if panels:
@@ -257,6 +289,13 @@ def semiring_block(rows: int, vectors: int, plus: str = "min", times: str = "add
             return types.void(a, i0, j0, panels_, a_at, b_at, depth), codegen
 
         return panel_block
+
+    if predecessors:
+        @intrinsic
+        def block_with_predecessors(typingctx, a, pred, i0, j0, k0, depth):
+            return types.void(a, pred, i0, j0, k0, depth), codegen
+
+        return block_with_predecessors
 
     @intrinsic
     def block(typingctx, a, i0, j0, k0, depth):

@@ -19,8 +19,11 @@ bounds, already clipped to n, so partial blocks need no padding:
   P breaks the triangle inequality, but the I tile-layer has then already
   reported it.) SD thus runs at DD's speed instead of one load and store
   per relaxation.
-- `relax_layers_pred`: the nest's order, updating predecessors with every
-  strict improvement; the only tile kernel when predecessors are asked for.
+- `relax_layers_pred` / `relax_product_pred`: with predecessors, a strict
+  improvement through k takes pred[k, j]: the nest's order for I tile-layers and
+  edges, and DD and SD tile-layers as products whose register blocks keep
+  predecessors beside C (any order of strict improvements read from
+  consistent (distance, predecessor) pairs leaves valid paths).
 - `relax_point` / `relax_point_pred`: one point S[k, i, j], for schedules
   given over points (tile size 1, or a custom point order).
 
@@ -42,14 +45,19 @@ from tiling.semirings import semiring
 from .intrinsics import target_isa, vector_registers, vector_width
 from .packed_kernels import WORD_BITS, packed_kernel_source
 from .register_blocks import (MAX_ROWS, MAX_VECTORS, PASS, PASS_CANDIDATES, PREFETCH, BlockChoice, choose_register_block,
-                              default_register_block, pass_words, registers_needed, strip_depth)
+                              default_register_block, pass_words, predecessor_register_block, registers_needed,
+                              strip_depth)
 
 DTYPES = ("float32", "float64", "int16", "int32", "uint8")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
 ROLE_KERNELS = {"I": "relax_closure", "SD_row": "relax_product", "SD_col": "relax_product", "DD": "relax_product"}
-#: tile kernel -> its number in a task list's (kernel, ...) rows (with predecessors every number runs
-#: relax_layers_pred); the CPU driver, the dataflow runtime and the MPI batches all read it from here
-TILE_KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_closure": 2, "relax_layers_pred": 0}
+#: tile kernel -> its number in a task list's (kernel, ...) rows (with predecessors each number runs its
+#: PREDECESSOR_KERNELS twin); the CPU driver, the dataflow runtime and the MPI batches all read it from here
+TILE_KERNEL_NUMBERS = {"relax_layers": 0, "relax_product": 1, "relax_closure": 2, "relax_layers_pred": 0,
+                       "relax_product_pred": 1}
+#: what each tile kernel is when predecessors are kept
+PREDECESSOR_KERNELS = {"relax_layers": "relax_layers_pred", "relax_product": "relax_product_pred",
+                       "relax_closure": "relax_layers_pred"}
 #: a product call's number once run_tasks has packed its operands (schedules.packing); only run_tasks sees it
 #: (the dataflow runtime tells its readers of published operands by codegen.dataflow's rendered test)
 PANELS = 3
@@ -109,10 +117,10 @@ class KernelOptions:
                              f"predecessors={self.predecessors}, {self.packed_words!r} words")
         width = vector_width(np.dtype(self.dtype).itemsize)
         if self.register_block is None:
-            # with predecessors only the nest-order kernel runs, packed rows have no register block: nothing
-            # to measure
-            choice = (choose_register_block(self.dtype, ring.name) if not (self.predecessors or self.packed_words)
-                      else BlockChoice(*default_register_block(self.dtype)))
+            # a block that keeps predecessors and packed rows are not measured: a fixed shape each
+            choice = (BlockChoice(*predecessor_register_block(self.dtype)) if self.predecessors
+                      else BlockChoice(*default_register_block(self.dtype)) if self.packed_words
+                      else choose_register_block(self.dtype, ring.name))
             object.__setattr__(self, "register_block", (choice.rows, choice.vectors * width))
             for knob in ("unroll", "prefetch", "panel_pass"):
                 if getattr(self, knob) is None:
@@ -515,6 +523,28 @@ def relax_layers_pred(a, pred, k0_, k1_, i0_, i1_, j0_, j1_, status):
                 if $better:
                     a[i, j] = through_k
                     pred[i, j] = pred[k, j]
+
+
+block_pred = semiring_block($rows, $vectors, "$plus", "$times", predecessors=True)
+
+
+@njit(cache=$cache)
+def relax_product_pred(a, pred, k0_, k1_, i0_, i1_, j0_, j1_, status):
+    """A DD or SD tile-layer (or a task's layer product) with predecessors: register blocks keep C and its
+    predecessors over every k of the call, column strips outer; the rows below and the columns right of the
+    last full block then take the nest's order."""
+    k0, i0, i1, j0, j1 = np.uint64(k0_), np.uint64(i0_), np.uint64(i1_), np.uint64(j0_), np.uint64(j1_)
+    depth = np.uint64(k1_) - k0
+    rows, columns = np.uint64($rows), np.uint64($columns)
+    i_full = i0 + (i1 - i0) // rows * rows
+    j_full = j0 + (j1 - j0) // columns * columns
+    for j in range(j0, j_full, columns):
+        for i in range(i0, i_full, rows):
+            block_pred(a, pred, i, j, k0, depth)
+    if i_full < i1 and j0 < j_full:
+        relax_layers_pred(a, pred, k0_, k1_, i_full, i1_, j0_, j_full, status)
+    if j_full < j1:
+        relax_layers_pred(a, pred, k0_, k1_, i0_, i1_, j_full, j1_, status)
 '''
 
 
@@ -642,22 +672,26 @@ elif $kernel == CLOSURE:
     relax_closure(a, $bounds, status)
 else:
     relax_layers(a, $bounds, status)""",
-    True: "relax_layers_pred(a, pred, $bounds, status)",
+    True: """if $kernel == PRODUCT:
+    relax_product_pred(a, pred, $bounds, status)
+else:
+    relax_layers_pred(a, pred, $bounds, status)""",
 }
 #: what _DISPATCH calls, by predecessor mode: the names a runtime imports from the kernel module
 DISPATCHED = {False: ("PRODUCT", "CLOSURE", "relax_layers", "relax_product", "relax_closure"),
-              True: ("relax_layers_pred",)}
+              True: ("PRODUCT", "relax_layers_pred", "relax_product_pred")}
 
 
 def dispatch_source(predecessors: bool, kernel: str, bounds: str) -> str:
     """The call of the tile kernel numbered `kernel` (an expression) on `bounds` (six expressions, or
     one naming them), as lines (DISPATCHED[predecessors] names what they call)."""
-    return fill(_DISPATCH[predecessors], bounds=bounds, **({} if predecessors else {"kernel": kernel}))
+    return fill(_DISPATCH[predecessors], bounds=bounds, kernel=kernel)
 
 
 def tile_kernel(role: str | None, predecessors: bool) -> str:
     """The tile kernel a tile-layer with this role mark (None: none) runs."""
-    return "relax_layers_pred" if predecessors else ROLE_KERNELS.get(role, "relax_layers")
+    kernel = ROLE_KERNELS.get(role, "relax_layers")
+    return PREDECESSOR_KERNELS[kernel] if predecessors else kernel
 
 
 def _strip_columns(options: KernelOptions) -> int:
@@ -737,7 +771,8 @@ def kernel_source(options: KernelOptions, cache: bool = True) -> str:
     source += tasks
     if options.predecessors:
         return source + fill(_PREDECESSORS, relax_direct=options.through("a_ik", "a[k, j]"), cache=cache,
-                             better=options.better("through_k", "a[i, j]"))
+                             better=options.better("through_k", "a[i, j]"), rows=rows, columns=columns,
+                             vectors=options.vectors, plus=ring.plus.name, times=ring.times.name)
     source += _micro_rows_source(options, cache) + _edge_source(options, cache)
     itemsize = np.dtype(options.dtype).itemsize
     line = 64 // itemsize  # elements per cache line
@@ -784,7 +819,7 @@ def kernel_signatures(options: KernelOptions) -> dict[str, str]:
                 "relax_closure": layers, "relax_product": layers, "take_tasks": take, "run_tasks": tasks}
     if options.predecessors:
         pred = f"void({matrix}, int32[:, ::1], {bounds}, int64[::1])"
-        return {**record, "relax_layers_pred": pred, "take_tasks": take,
+        return {**record, "relax_layers_pred": pred, "relax_product_pred": pred, "take_tasks": take,
                 "run_tasks": f"{panels}({matrix}, int32[:, ::1], int64[::1], {table}, {table}, int64, int64, {PROFILE}, "
                              f"{panels}, boolean)"}
     u = ", ".join(["uint64"] * 4)

@@ -132,6 +132,14 @@ def default_register_block(dtype: str) -> tuple[int, int]:
     return (8 if vector_registers() >= 32 else 4), 2
 
 
+def predecessor_register_block(dtype: str) -> tuple[int, int]:
+    """rows x vectors of a block that keeps predecessors beside C (codegen.intrinsics.semiring_block's
+    `predecessors`): 2 vectors a row, each accumulator and each vector of B with an int32 vector of
+    predecessors beside it (two registers for int16's lanes), as many rows as the register file holds."""
+    vectors, per_vector = 2, 1 + max(1, 4 // np.dtype(dtype).itemsize)
+    return max(1, min(MAX_ROWS, (vector_registers() - 1 - vectors * per_vector) // (vectors * per_vector))), vectors
+
+
 def cpu_description() -> dict[str, object]:
     """What the choice is keyed by and `polyfw info` shows."""
     model = platform.processor() or "unknown"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numba
 
@@ -22,7 +22,9 @@ from codegen.packed_kernels import WORD_BITS
 from codegen.register_blocks import choices_stamp
 from codegen.targets import Target, find_target
 from schedules.families import build as build_schedule
+from schedules.races import racing_reads
 from schedules.schedule import Schedule
+from schedules.stages import stage_view
 from tiling.semirings import MIN_PLUS, Semiring
 from tiling.semirings import semiring as find_semiring
 
@@ -249,10 +251,29 @@ def compiled_for(schedule: str | Schedule, n: int, ring: Semiring, tile: int | N
     if schedule == "auto" and reasons is not None:
         reasons.append(auto_choice_line(chosen, target, dtype_name))
     runtime = chosen_runtime(schedule, n, dtype_name, target)
+    if schedule == "auto" and predecessors and target == "cpu" and not _parallel_with_predecessors(chosen, runtime, n):
+        chosen, runtime = build_schedule("classic", n, chosen.tile), None
+        if reasons is not None:
+            reasons.append(f"predecessors: classic, tile {chosen.tile}, barrier runtime (the tuned schedule would "
+                           f"keep them on one thread)")
     return generate(chosen, target=target, dtype=dtype_name, semiring=ring.name,
                     **({"predecessors": True} if predecessors else {}),
                     **({"runtime": runtime} if runtime is not None
                        and not find_target(target).is_default("runtime", runtime) else {}))
+
+
+def _parallel_with_predecessors(chosen: Schedule, runtime: str | None, n: int) -> bool:
+    """Whether a run that keeps predecessors goes on every thread: a tile-layer that reads a block while another
+    task writes it could see a torn (distance, predecessor) pair, so the dataflow runtime and stages whose
+    tasks read each other's blocks (schedules.races) run on one thread (codegen.cpu)."""
+    return runtime in (None, "barrier") and chosen.tile_tree is not None and _race_free(chosen.name, chosen, n)
+
+
+@lru_cache(maxsize=64)
+def _race_free(name: str, chosen: Schedule, n: int) -> bool:
+    """No task of a stage reads a block another one writes (50-120 ms a schedule: once per name; the tuned
+    schedules of 'auto' are built once per name, polyfw.configuration)."""
+    return racing_reads(stage_view(chosen.tile_tree, n, chosen.tile)) == 0
 
 
 def _packed_schedule(asked: Asked, n: int) -> Schedule | None:

@@ -229,3 +229,25 @@ def test_a_small_call_keeps_its_choice_until_the_tuning_table_changes(monkeypatc
     assert plan_for(asked, 12, summary, None, False) is plan_for(asked, 12, summary, None, False)
     tune("generalized", kappa=2)
     assert chosen() == "generalized"
+
+
+@pytest.mark.parametrize("family, params, runtime", [("generalized", {"tile": 16, "kappa": 2}, None),
+                                                     ("classic", {"tile": 16}, "dataflow")])
+def test_predecessors_by_default_run_on_every_thread(monkeypatch, family, params, runtime):
+    """A tuned schedule that would keep predecessors on one thread (tasks of a stage reading each other's blocks,
+    or the dataflow runtime) gives way to classic at its tile on the barrier runtime, with the reason said."""
+    import polyfw.plan
+    from schedules.families import build
+
+    monkeypatch.setattr(polyfw.plan, "resolve_schedule", lambda *args, **kwargs: build(family, 64, **params))
+    monkeypatch.setattr(polyfw.plan, "chosen_runtime", lambda *args: runtime)
+    reasons: list[str] = []
+    compiled = polyfw.plan.compiled_for("auto", 64, polyfw.plan.MIN_PLUS, None, None, "cpu", "float32", True, reasons)
+    assert not compiled.serial and compiled.name.startswith("classic") and "tile=16" in compiled.name
+    assert "predecessors: classic, tile 16, barrier runtime" in reasons[-1]
+    tuned = polyfw.plan.compiled_for("auto", 64, polyfw.plan.MIN_PLUS, None, None, "cpu", "float32", False, [])
+    assert tuned.name.startswith(family)  # without predecessors the tuned schedule runs as it is
+    graph = random_graph(64, 256, weights=(1, 40), seed=2)
+    distances, pred = polyfw.solve(graph, predecessors=True)
+    expected = scipy_shortest_path(graph.to_sparse().tocsr())
+    assert np.array_equal(distances, expected) and pred.shape == (64, 64)

@@ -45,6 +45,36 @@ def test_semiring_block_matches_numpy(plus, times, dtype, rows, vectors):
     assert np.array_equal(a, expected)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int16"])
+def test_a_block_that_keeps_predecessors_takes_the_nest_orders_improvements(dtype):
+    """With C and its predecessors in registers, each entry sees a[i, k] + a[k, j] in ascending k and takes the
+    strictly better ones with pred[k, j]: what the nest's order does, ties included (weights 0..50 tie often)."""
+    rows, vectors = 3, 2
+    block = semiring_block(rows, vectors, "min", "add", predecessors=True)
+
+    @njit
+    def run(a, pred, i0, j0, k0, depth):
+        block(a, pred, np.uint64(i0), np.uint64(j0), np.uint64(k0), np.uint64(depth))
+
+    columns = vectors * vector_width(np.dtype(dtype).itemsize)
+    rng = np.random.default_rng(7)
+    i0, j0, k0, depth = 1, 3, columns + 8, 37
+    a = rng.integers(0, 50, size=(k0 + depth + 2, k0 + depth + 2)).astype(dtype)
+    a[2, k0 + 1] = a[k0 + 1, 4] = top(dtype)  # an INF operand must not win or overflow
+    pred = rng.integers(0, a.shape[0], size=a.shape).astype(np.int32)
+    expected, expected_pred = a.copy(), pred.copy()
+    for k in range(k0, k0 + depth):
+        for i in range(i0, i0 + rows):
+            for j in range(j0, j0 + columns):
+                through = min(int(expected[i, k]) + int(expected[k, j]), int(top(dtype))) if dtype == "int16" \
+                    else expected[i, k] + expected[k, j]
+                if through < expected[i, j]:
+                    expected[i, j], expected_pred[i, j] = through, expected_pred[k, j]
+    run(a, pred, i0, j0, k0, depth)
+    assert np.array_equal(a, expected) and np.array_equal(pred, expected_pred)
+    assert (pred != rng.integers(0, 1, size=1)).any()
+
+
 def test_prefetch_changes_nothing():
     @njit
     def touch(a):

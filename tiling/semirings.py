@@ -82,21 +82,30 @@ class Operation:
     def llvm(self, builder, x, y, floating: bool, signed: bool):
         """The LLVM IR of x (op) y on vectors or scalars of one element type (a SATURATING type's
         sum: llvm.sadd.sat, the clamp the Python kernels write as `Semiring.narrow`)."""
-        element = getattr(x.type, "element", x.type)  # of a vector, or the scalar type
-        shape = f"v{x.type.count}" if isinstance(x.type, ir.VectorType) else ""
-        if self.keeps is not None:
-            if floating:
-                # minnum/maxnum: one vminps/vmaxps (no NaN reaches a kernel). A select of a compare
-                # would do in registers, but x86 turns a select whose other operand was loaded from
-                # the address it is stored to into a masked store (vmaskmovps: 5x slower nest-order
-                # float32 kernels on Zen 1)
-                bits = 32 if isinstance(element, ir.FloatType) else 64
-                chosen = builder.module.declare_intrinsic(
-                    f"llvm.{'minnum' if self.keeps == '<' else 'maxnum'}.{shape}f{bits}", (),
-                    ir.FunctionType(x.type, [x.type, x.type]))
-                return builder.call(chosen, [x, y], fastmath=("nnan", "nsz"))
-            chosen = (builder.icmp_signed if signed else builder.icmp_unsigned)(self.keeps, x, y)
-            return builder.select(chosen, x, y)
+        if self.keeps is None:
+            return self._arithmetic(builder, x, y, floating, signed)
+        if floating:
+            # minnum/maxnum: one vminps/vmaxps (no NaN reaches a kernel). A select of a compare
+            # would do in registers, but x86 turns a select whose other operand was loaded from
+            # the address it is stored to into a masked store (vmaskmovps: 5x slower nest-order
+            # float32 kernels on Zen 1)
+            element, shape = _element_and_shape(x)
+            bits = 32 if isinstance(element, ir.FloatType) else 64
+            chosen = builder.module.declare_intrinsic(
+                f"llvm.{'minnum' if self.keeps == '<' else 'maxnum'}.{shape}f{bits}", (),
+                ir.FunctionType(x.type, [x.type, x.type]))
+            return builder.call(chosen, [x, y], fastmath=("nnan", "nsz"))
+        return builder.select(self.improves(builder, x, y, floating, signed), x, y)
+
+    def improves(self, builder, x, y, floating: bool, signed: bool):
+        """The LLVM IR of 'x is strictly better than y' (a selective operation's compare; i1 or i1 vector):
+        where a kernel that keeps predecessors takes x's."""
+        if floating:
+            return builder.fcmp_ordered(self.keeps, x, y)
+        return (builder.icmp_signed if signed else builder.icmp_unsigned)(self.keeps, x, y)
+
+    def _arithmetic(self, builder, x, y, floating: bool, signed: bool):
+        element, shape = _element_and_shape(x)
         if self.name == "add":
             if not floating and signed and f"int{element.width}" in SATURATING:
                 adds = builder.module.declare_intrinsic(f"llvm.sadd.sat.{shape}i{element.width}", (),
@@ -104,6 +113,13 @@ class Operation:
                 return builder.call(adds, [x, y])
             return builder.fadd(x, y) if floating else builder.add(x, y)
         return builder.fmul(x, y) if floating else builder.mul(x, y)
+
+
+def _element_and_shape(x) -> tuple:
+    """The element type of an IR vector or scalar, and the shape part of an intrinsic's name ('v8', or '')."""
+    if isinstance(x.type, ir.VectorType):
+        return x.type.element, f"v{x.type.count}"
+    return x.type, ""
 
 
 MIN = Operation("min", "min($x, $y)", np.minimum, "<", top)

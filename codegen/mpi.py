@@ -396,7 +396,7 @@ class MPIRun:
             a[layout.b_slot(s, kb, jb)] = own
             if pred is not None:
                 pred[layout.b_slot(s, kb, jb)] = pred[rows, cols]
-        product = TILE_KERNEL_NUMBERS["relax_layers_pred" if pred is not None else "relax_product"]
+        product = TILE_KERNEL_NUMBERS[tile_kernel("DD", pred is not None)]
         runs = [(rows.start, rows.stop)]
         if self.skip_inf and sources[0] >= 0 and sources[0] in exchange.reachable_rows:
             runs = [(rows.start + first, rows.start + last)

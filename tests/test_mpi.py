@@ -55,7 +55,7 @@ def test_every_family_dtype_and_order_is_exact_on_p_processes(processes):
     grids = {case["grid"] for case in exact}
     assert grids == {{1: "1 x 1", 2: "1 x 2", 3: "1 x 3", 4: "2 x 2"}[processes] + " block-cyclic"}
     cases = {case["case"] for case in found}
-    assert {"predecessors", "n=1", "one-wide"} <= cases and ("strips" in cases) == (processes > 1)
+    assert {"predecessors", "predecessor products", "n=1", "one-wide"} <= cases and ("strips" in cases) == (processes > 1)
 
 
 def test_runtime_counts_equal_the_plans_messages_and_bytes():

@@ -190,8 +190,9 @@ def test_predecessor_paths_have_the_reported_length(schedule):
                                  "generalized:tile=64,kappa=2"]))
 @settings(max_examples=12, deadline=None)
 def test_predecessor_products_leave_paths_of_the_reported_length(n, seed, dtype, schedule):
-    """Tiles wide enough for whole register blocks (AVX-512 float32: 6 x 32), so DD and SD tile-layers run as
-    products that keep predecessors in registers, with rows and columns left over for the nest's order."""
+    """Tiles wide enough for whole register blocks, so DD and SD tile-layers run as
+    products that keep predecessors in registers (AVX-512 float32: 8 x 16), with rows and columns left over for the
+    nest's order."""
     graph = random_graph(n, m=3 * n, weights=(1, 60), seed=seed, potential=20)
     edges = as_float_distances(as_dense(graph, dtype="float64"))
     distances, pred = polyfw.solve(graph, schedule=schedule, dtype=dtype, predecessors=True)

@@ -184,15 +184,15 @@ def test_predecessor_paths_have_the_reported_length(schedule):
                 assert pred[s, t] == NO_PREDECESSOR
 
 
-@given(n=st.integers(33, 150), seed=st.integers(0, 2**16),
-       dtype=st.sampled_from(["float32", "int32", "float64", "int16"]),
-       schedule=st.sampled_from(["classic:tile=64", "classic:tile=64,runtime=dataflow", "recursive:tile=32",
-                                 "generalized:tile=64,kappa=2"]))
-@settings(max_examples=12, deadline=None)
-def test_predecessor_products_leave_paths_of_the_reported_length(n, seed, dtype, schedule):
-    """Tiles wide enough for whole register blocks, so DD and SD tile-layers run as
-    products that keep predecessors in registers (AVX-512 float32: 8 x 16), with rows and columns left over for the
-    nest's order."""
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int16"])
+@pytest.mark.parametrize("n, schedule", [(130, "classic:tile=64"), (67, "recursive:tile=32")])
+@given(seed=st.integers(0, 2**16))
+@settings(max_examples=3, deadline=None)
+def test_predecessor_products_leave_paths_of_the_reported_length(n, schedule, dtype, seed):
+    """Tiles wide enough for whole register blocks, so DD and SD tile-layers run as products that keep
+    predecessors in registers (AVX-512 float32: 8 x 16), with rows and columns left over for the nest's order
+    (n and the schedules fixed: each new pair is a driver to compile; the runtimes' dispatch is tested at
+    small tiles in test_dataflow and mpi_cases)."""
     graph = random_graph(n, m=3 * n, weights=(1, 60), seed=seed, potential=20)
     edges = as_float_distances(as_dense(graph, dtype="float64"))
     distances, pred = polyfw.solve(graph, schedule=schedule, dtype=dtype, predecessors=True)

@@ -252,7 +252,7 @@ def compiled_for(schedule: str | Schedule, n: int, ring: Semiring, tile: int | N
         reasons.append(auto_choice_line(chosen, target, dtype_name))
     runtime = chosen_runtime(schedule, n, dtype_name, target)
     if schedule == "auto" and predecessors and target == "cpu" and not _parallel_with_predecessors(chosen, runtime, n):
-        chosen, runtime = build_schedule("classic", n, chosen.tile), None
+        chosen, runtime = build_schedule("classic", n, min(chosen.tile, PREDECESSOR_TILE)), None
         if reasons is not None:
             reasons.append(f"predecessors: classic, tile {chosen.tile}, barrier runtime (the tuned schedule would "
                            f"keep them on one thread)")
@@ -260,6 +260,12 @@ def compiled_for(schedule: str | Schedule, n: int, ring: Semiring, tile: int | N
                     **({"predecessors": True} if predecessors else {}),
                     **({"runtime": runtime} if runtime is not None
                        and not find_target(target).is_default("runtime", runtime) else {}))
+
+
+#: the largest tile of the schedule 'auto' gives way to with predecessors: a tile-layer then holds an int32
+#: predecessor beside each entry (int16 at 256: C, A, B and their predecessors 1.1 MiB, past a 1 MiB L2; with
+#: predecessors on Zen 4, classic 256 -> 128 took int16 from 83 to 42 ms at n = 1024 and 317 to 254 at 2048)
+PREDECESSOR_TILE = 128
 
 
 def _parallel_with_predecessors(chosen: Schedule, runtime: str | None, n: int) -> bool:

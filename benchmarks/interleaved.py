@@ -15,6 +15,17 @@ def random_distances(n: int, dtype: str) -> np.ndarray:
     return base
 
 
+def taking_turns(calls: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Each call's median seconds over `rounds` rounds, every call once a round."""
+    seconds: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            started = time.perf_counter()
+            call()
+            seconds[name].append(time.perf_counter() - started)
+    return {name: float(np.median(times)) for name, times in seconds.items()}
+
+
 def median_seconds(runs: dict[str, tuple[Callable[[np.ndarray], object], np.ndarray]], base: np.ndarray,
                    rounds: int) -> dict[str, float]:
     """Median seconds of each run(buffer) over `rounds` rounds after a first one that warms up and

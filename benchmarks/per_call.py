@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -25,23 +24,13 @@ from scipy.sparse.csgraph import shortest_path  # noqa: E402
 
 import polyfw  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
+from interleaved import taking_turns  # noqa: E402  (benchmarks/interleaved.py)
 from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 #: scipy's methods; its fastest call on an input is the best of them
 SCIPY_METHODS = ("FW", "D", "J", "BF", "auto")
 #: the issue's bound: a door's median over the fastest peer's on the same input
 TARGET = 1.0
-
-
-def median_microseconds(calls: dict, rounds: int) -> dict[str, float]:
-    """Each call's median time in microseconds, the calls taking turns (the host drifts)."""
-    times = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            started = time.perf_counter()
-            call()
-            times[name].append(time.perf_counter() - started)
-    return {name: float(np.median(found)) * 1e6 for name, found in times.items()}
 
 
 def doors(n: int) -> dict[str, object]:
@@ -93,7 +82,7 @@ def main() -> None:
                 call()
         if not np.array_equal(np.asarray(polyfw.solve(graph)), expected):
             raise SystemExit(f"{door}: polyfw's distances differ from scipy's")
-        found = median_microseconds(calls, args.calls)
+        found = {name: seconds * 1e6 for name, seconds in taking_turns(calls, args.calls).items()}
         fastest = min((name for name in found if name != "polyfw solve"), key=found.get)
         ratio = found["polyfw solve"] / found[fastest]
         rows.append({"door": door, "polyfw_us": found["polyfw solve"], "fastest_peer": fastest,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -23,6 +22,7 @@ from scipy.sparse.csgraph import floyd_warshall  # noqa: E402
 import polyfw  # noqa: E402
 from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.solver import NO_PREDECESSOR  # noqa: E402
+from interleaved import taking_turns  # noqa: E402  (benchmarks/interleaved.py)
 from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 #: sources whose paths to every target are walked back through the predecessors
@@ -63,17 +63,6 @@ def checked(a: np.ndarray, dtype: str) -> None:
                                  f"not {distances[source, target]}")
 
 
-def median_seconds(calls: dict, rounds: int) -> dict[str, float]:
-    """Each call's median seconds, the calls taking turns (the host drifts)."""
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            started = time.perf_counter()
-            call()
-            times[name].append(time.perf_counter() - started)
-    return {name: float(np.median(found)) for name, found in times.items()}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
@@ -91,7 +80,7 @@ def main() -> None:
                      "without": lambda: polyfw.solve(a, dtype=dtype)}
             if n <= args.scipy_up_to:
                 calls["scipy"] = lambda: floyd_warshall(a, return_predecessors=True)
-            seconds = median_seconds(calls, args.rounds)
+            seconds = taking_turns(calls, args.rounds)
             scipy = seconds.get("scipy")
             rows.append([n, dtype, round(seconds["with"], 4), round(n**3 / seconds["with"] / 1e9, 1),
                          round(seconds["without"], 4), round(seconds["with"] / seconds["without"], 2),

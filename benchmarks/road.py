@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import time
 from collections.abc import Callable, Sequence
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -33,6 +32,7 @@ from codegen.register_blocks import cpu_description  # noqa: E402
 from polyfw.graphs import Edges, as_dense, dense_to_sparse, minnesota_road_graph  # noqa: E402
 from tiling.semirings import semiring  # noqa: E402
 
+from interleaved import taking_turns  # noqa: E402  (benchmarks/interleaved.py)
 from record import print_and_record  # noqa: E402  (benchmarks/record.py)
 
 SCIPY = "scipy shortest_path() default"
@@ -112,13 +112,7 @@ def compare(rounds: int, schedules: Sequence[str] = ()) -> dict:
     polyfw's fastest exact call against scipy's default and each other library."""
     graph = minnesota_road_graph()
     runs, left_out = contenders(graph, schedules)
-    seconds: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
-            started = time.perf_counter()
-            run()
-            seconds[name].append(time.perf_counter() - started)
-    medians = {name: float(np.median(times)) for name, times in seconds.items()}
+    medians = taking_turns(runs, rounds)
     fastest = min((name for name in medians if name.startswith("polyfw")), key=medians.get)
     chose = getattr(solve(graph), "method_choice", None)  # dense or sparse, and the cost model's predictions
     return {"n": graph.n, "arcs": len(graph.source), "seconds": medians, "left_out": left_out, "fastest": fastest,

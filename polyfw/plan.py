@@ -272,13 +272,13 @@ def _parallel_with_predecessors(chosen: Schedule, runtime: str | None, n: int) -
     """Whether a run that keeps predecessors goes on every thread: a tile-layer that reads a block while another
     task writes it could see a torn (distance, predecessor) pair, so the dataflow runtime and stages whose
     tasks read each other's blocks (schedules.races) run on one thread (codegen.cpu)."""
-    return runtime in (None, "barrier") and chosen.tile_tree is not None and _race_free(chosen.name, chosen, n)
+    return runtime in (None, "barrier") and chosen.tile_tree is not None and _race_free(chosen, n)
 
 
 @lru_cache(maxsize=64)
-def _race_free(name: str, chosen: Schedule, n: int) -> bool:
-    """No task of a stage reads a block another one writes (50-120 ms a schedule: once per name; the tuned
-    schedules of 'auto' are built once per name, polyfw.configuration)."""
+def _race_free(chosen: Schedule, n: int) -> bool:
+    """No task of a stage reads a block another one writes (50-120 ms a schedule: once per schedule, which
+    'auto' builds once per configuration, polyfw.configuration)."""
     return racing_reads(stage_view(chosen.tile_tree, n, chosen.tile)) == 0
 
 

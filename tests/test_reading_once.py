@@ -41,6 +41,21 @@ def test_facts_match_numpy(n, dtype, seed):
     assert astuple_of(dense_facts(matrix)) == numpy_facts(matrix)
 
 
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["float64", "float32", "int32", "int16"]), st.integers(0, 130), st.integers(0, 130),
+       st.integers(0, 130), st.integers(0, 130))
+def test_parallel_bounds_find_one_extreme_anywhere(dtype, low_row, low_column, high_row, high_column):
+    """The parallel pass keeps bounds per column and block of rows (131 rows split unevenly): the one
+    lightest and the one heaviest entry are found wherever they are."""
+    n = 131
+    assert n * n >= PARALLEL_FROM_ENTRIES
+    matrix = np.full((n, n), 7, dtype=dtype)
+    if dtype.startswith("float"):
+        matrix[::3] = np.inf
+    matrix[low_row, low_column], matrix[high_row, high_column] = -5, 99
+    assert astuple_of(dense_facts(matrix)) == numpy_facts(matrix)
+
+
 @pytest.mark.parametrize("n", [1, 160])  # a serial pass, and a parallel one (160^2 >= PARALLEL_FROM_ENTRIES)
 def test_bounds_stay_finite_among_refused_entries(n):
     """NaN and -inf make an input refused; the facts still name its finite range (the message quotes it),

@@ -291,24 +291,27 @@ def on_threads(threads: int, compiled) -> Callable[[np.ndarray], object]:
 
 
 def thread_scaling(n: int, dtypes: list[str], rounds: int) -> list[dict]:
-    """The tuned classic tile on the barrier and the dataflow runtime, on 1 thread up to all, per dtype
-    (rounds interleave every runtime and thread count; the first also checks that all agree): rate,
-    and parallel efficiency = rate / (threads x the same runtime's 1-thread rate)."""
+    """The tuned classic tile, with packed operands where the tuned row packs them, on the barrier and
+    the dataflow runtime, on 1 thread up to all, per dtype (rounds interleave every runtime and thread
+    count; the first also checks that all agree): rate, and parallel efficiency = rate / (threads x
+    the same runtime's 1-thread rate)."""
     found = []
     for dtype in (d for d in TUNED_DTYPES if d in dtypes):
-        tile = auto_configuration(n, dtype)[1].get("tile", 128)
+        tuned = auto_configuration(n, dtype)[1]
+        tile, packed = tuned.get("tile", 128), ",panels=true" if tuned.get("panels") else ""
         runs = {}
         for runtime in THREAD_RUNTIMES:
-            spec = f"classic:tile={tile}" + ("" if runtime == "barrier" else f",runtime={runtime}")
+            spec = f"classic:tile={tile}{packed}" + ("" if runtime == "barrier" else f",runtime={runtime}")
             compiled = generate(resolve_schedule(spec, n, dtype), dtype=dtype, runtime=chosen_runtime(spec, n, dtype))
             for threads in thread_counts():
                 runs[runtime, threads] = (on_threads(threads, compiled), np.empty((n, padded_stride(n)), dtype=dtype))
         seconds = median_seconds(runs, random_distances(n, dtype), rounds)
         for (runtime, threads), taken in seconds.items():
             alone = seconds[runtime, 1]
-            found.append({"n": n, "dtype": dtype, "tile": tile, "runtime": runtime, "threads": threads,
-                          "seconds": taken, "rate": n**3 / taken, "efficiency": alone / taken / threads})
-            print(f"  n = {n} {dtype} classic tile {tile} {runtime:8s} {threads:3d} threads {taken:8.2f} s "
+            found.append({"n": n, "dtype": dtype, "tile": f"{tile}{' packed' if packed else ''}", "runtime": runtime,
+                          "threads": threads, "seconds": taken, "rate": n**3 / taken,
+                          "efficiency": alone / taken / threads})
+            print(f"  n = {n} {dtype} classic tile {found[-1]['tile']} {runtime:8s} {threads:3d} threads {taken:8.2f} s "
                   f"{n**3 / taken / 1e9:6.1f} G/s, parallel efficiency {alone / taken / threads:.0%}", flush=True)
     return found
 

@@ -21,7 +21,9 @@ drivers are unchanged; the tile must be a multiple of 64, so that a tile's colum
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
+from tiling.code_cache import parallel_above
 from tiling.render import fill
 
 #: the bit a packed word gives each vertex: 64 vertices a word
@@ -170,15 +172,37 @@ def packed_kernel_source(words: int, tasks: str, cache: bool = True) -> str:
                 entries=2 ** TABLE_ROWS, walked=WALKED_BITS) + tasks
 
 
+#: times eight bytes of 0 or 1 (a uint64, byte j at bit 8 j), it puts byte j's bit at bit 56 + j: the
+#: partial products (byte j times bit 56 - 7 k) never share a bit, so no carry reaches bits 56-63
+GATHER_EIGHT = np.uint64(0x0102040810204080)
+
+
+@parallel_above()
+def _pack_eights(eights, words):
+    """words[i, w] = the 64 bools of eights[i, 8 w: 8 w + 8] (eight bools a uint64, one a byte), bit j
+    for column 64 w + j; the words past the row's end are 0. One multiply a byte where numpy's packbits
+    ran one thread (0.72 ms for a 2048 x 2048 bool input on a 2-core Xeon)."""
+    for i in prange(eights.shape[0]):
+        for w in range(words.shape[1]):
+            word = np.uint64(0)
+            for e in range(8):
+                g = 8 * w + e
+                if g < eights.shape[1]:
+                    word |= ((eights[i, g] * GATHER_EIGHT) >> np.uint64(56)) << np.uint64(8 * e)
+            words[i, w] = word
+
+
 def pack_rows(reach) -> np.ndarray:
     """A boolean (or 0/1) n x n matrix as rows of ceil(n / 64) uint64 words, bit j of word w for column
     64 w + j (the padding bits 0)."""
-    import numpy as np
-
-    reach = np.asarray(reach)
-    n = reach.shape[0]
-    packed = np.zeros((n, -(-n // WORD_BITS) * 8), dtype=np.uint8)
-    packed[:, :-(-n // 8)] = np.packbits(reach.astype(bool, copy=False), axis=1, bitorder="little")
+    reach = np.asarray(reach).astype(bool, copy=False)
+    n, width = reach.shape
+    if width % 8 == 0 and reach.flags.c_contiguous:
+        words = np.empty((n, -(-width // WORD_BITS)), dtype=np.uint64)
+        _pack_eights(reach.view(np.uint64), words)
+        return words
+    packed = np.zeros((n, -(-width // WORD_BITS) * 8), dtype=np.uint8)
+    packed[:, :-(-width // 8)] = np.packbits(reach, axis=1, bitorder="little")
     return packed.view("<u8").astype(np.uint64, copy=False)
 
 

@@ -36,6 +36,18 @@ def test_rows_pack_64_vertices_a_word_and_back():
     assert np.array_equal(unpack_rows(words, 70), reach)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 420), st.sampled_from([0.0, 0.02, 0.5, 1.0]), st.sampled_from([bool, np.uint8]),
+       st.integers(0, 2**32 - 1))
+def test_compiled_packing_is_numpys_packbits(n, density, dtype, seed):
+    """Rows of whole bytes are packed eight bools a multiply (in parallel from n = 363); the words equal
+    numpy's little-endian packbits, padding bits 0, for bool and 0/1 uint8 input."""
+    reach = (np.random.default_rng(seed).random((n, n)) < density).astype(dtype)
+    expected = np.zeros((n, -(-n // 64) * 8), dtype=np.uint8)
+    expected[:, :-(-n // 8)] = np.packbits(reach.astype(bool), axis=1, bitorder="little")
+    assert np.array_equal(pack_rows(reach), expected.view("<u8"))
+
+
 @pytest.mark.parametrize("family, parameters", [("classic", {"tile": 64}), ("classic", {"tile": 128}),
                                                  ("generalized", {"tile": 64, "kappa": 2}),
                                                  ("recursive", {"base": 64}),

@@ -83,7 +83,9 @@ def mapped_empty(shape: int | tuple[int, ...], dtype) -> np.ndarray:
     taken as they are written)."""
     out = fresh_empty(shape, dtype)
     if out.size >= PARALLEL_FROM_ENTRIES and not _populated(out):
-        out.reshape(-1).view(np.uint8)[::PAGE_BYTES] = 0
+        touched = out.reshape(-1).view(np.uint8)
+        touched[::PAGE_BYTES] = 0
+        touched[-1] = 0  # the last page, where the data does not start on a page
     return out
 
 

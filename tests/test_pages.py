@@ -50,8 +50,7 @@ def vm_flags(address: int) -> set[str]:
 
 def resident_pages(array: np.ndarray) -> np.ndarray:
     """Whether each page that holds `array`'s data is in memory (mincore)."""
-    first = array.ctypes.data - array.ctypes.data % pages.PAGE_BYTES
-    length = array.ctypes.data + array.nbytes - first
+    first, length = pages._span(array)
     found = np.zeros(-(-length // pages.PAGE_BYTES), dtype=np.uint8)
     mincore = ctypes.CDLL(None, use_errno=True).mincore
     assert mincore(ctypes.c_void_p(first), ctypes.c_size_t(length), found.ctypes.data_as(ctypes.c_void_p)) == 0

@@ -88,6 +88,26 @@ def test_a_search_deeper_than_a_byte_goes_bottom_up_with_exact_levels(tail):
     assert "bu" in {kind for kind, *_ in steps}
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 60), st.floats(0.0, 0.4), st.integers(0, 10**6), st.booleans())
+def test_hubs_first_rows_lead_with_their_two_longest_rows_and_keep_the_rest_in_order(n, density, seed, directed):
+    """The rows a bottom-up step reads: a row's two entries whose own rows are longest come first (ties:
+    the first in row order), then the others as the graph holds them; every row keeps its entries."""
+    rng = np.random.default_rng(seed)
+    weights = np.where(rng.random((n, n)) < density, 1.0, np.inf)
+    csr = as_csr(weights, directed=directed).reverse
+    length = np.diff(csr.indptr)
+    for v in range(n):
+        row, hubs = csr.indices[csr.indptr[v]:csr.indptr[v + 1]], csr.hubs_first[csr.indptr[v]:csr.indptr[v + 1]]
+        lead = []
+        rest = list(row)
+        for _ in range(min(2, len(row))):
+            longest = max(rest, key=lambda u: length[u])  # max keeps the first of equals
+            lead.append(longest)
+            rest.remove(longest)
+        assert list(hubs) == lead + rest, f"row {v}: {list(row)} -> {list(hubs)}"
+
+
 @pytest.mark.parametrize("name", GRAPHS)
 @pytest.mark.parametrize("method", ["dijkstra", "delta-stepping", "bellman-ford"])
 def test_sssp_is_exact_and_passes_graph500s_rules(name, method):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..graphs import Edges, GraphInputError
 from ..graphs.inputs import check_weights, edges_or_dense
-from .kernels import UNREACHED_INT32
+from .kernels import UNREACHED_INT32, hubs_first
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +42,15 @@ class CSRGraph:
         """The graph with every edge turned around (in-edges as rows): bottom-up BFS reads it."""
         return self if self.symmetric else _from_arrays(self.n, self.indices.astype(np.int64), self.sources,
                                                          self.weights)
+
+    @cached_property
+    def hubs_first(self) -> np.ndarray:
+        """indices with each row's two entries of the longest rows first (kernels.hubs_first): the rows a
+        bottom-up BFS step reads, built once a graph, at its first such search (80-150 ms at 2**20
+        vertices and 2**25 arcs: the lexsort that built the graph took seconds)."""
+        hubs = np.empty_like(self.indices)
+        hubs_first(self.indptr, self.indices, hubs)
+        return hubs
 
     @property
     def has_reverse(self) -> bool:

@@ -81,9 +81,9 @@ def bfs(graph, source: int, direction: str = "optimizing", directed: bool = True
     level = np.empty(csr.n, dtype=np.int32)  # a deeper search's (never touched, so never mapped, otherwise)
     log = np.empty((csr.n + 1, 4), dtype=np.int64)  # a row a level, at most n of them
     optimizing = direction == "optimizing"
-    reverse = csr.reverse if optimizing else csr
-    depth = breadth_first(csr.indptr, csr.indices, reverse.indptr, reverse.indices, source, parent, level, levels,
-                          ALPHA if optimizing else 0, BETA, numba.get_num_threads(), team_deadline(), log)
+    in_rows = (csr.reverse.indptr, csr.reverse.hubs_first) if optimizing else (csr.indptr, csr.indices)
+    depth = breadth_first(csr.indptr, csr.indices, *in_rows, source, parent, level, levels, ALPHA if optimizing else 0,
+                          BETA, numba.get_num_threads(), team_deadline(), log)
     if steps is not None:
         rate = cycles_per_second()
         steps += [("bu" if kind else "td", step / rate, total / rate, int(frontier))

@@ -18,7 +18,7 @@ from codegen.intrinsics import fetch_add, prange_only
 from polyfw import NegativeCycleError, solve
 from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, sssp, validate_bfs,
                            validate_sssp)
-from polyfw.sparse.kernels import breadth_first
+from polyfw.sparse.kernels import breadth_first, hubs_first
 from polyfw.sparse.searches import ALPHA, BETA
 from polyfw.sparse.team import STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step, step_rows, team_deadline
 from tiling.semirings import INT32_INF
@@ -106,6 +106,10 @@ def test_hubs_first_rows_lead_with_their_two_longest_rows_and_keep_the_rest_in_o
             lead.append(longest)
             rest.remove(longest)
         assert list(hubs) == lead + rest, f"row {v}: {list(row)} -> {list(hubs)}"
+    for compiled in (hubs_first.serial, hubs_first.parallel):  # small graphs take the serial copy
+        copied = np.empty_like(csr.indices)
+        compiled(csr.indices, csr.indptr, copied)
+        assert np.array_equal(copied, csr.hubs_first)
 
 
 @pytest.mark.parametrize("name", GRAPHS)

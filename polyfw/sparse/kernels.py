@@ -16,6 +16,7 @@ from numba.extending import overload
 
 from codegen.intrinsics import (bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire,
                                 prange_only, trailing_zeros)
+from tiling.code_cache import parallel_above
 
 from .team import APPENDED, LOWEST, NOTHING_LOWER, STEP_ROWS, SUMMED, TEAM_WORDS, join, lower, next_step, step_rows
 
@@ -333,22 +334,22 @@ def _longest_row_entry(indptr, indices, first, last, skipped):
     return at
 
 
-@njit(parallel=prange_only(), cache=True)
-def hubs_first(indptr, indices, hubs):
+@parallel_above()
+def hubs_first(indices, indptr, hubs):
     """Each row of (indptr, indices) into `hubs` with its two entries whose own rows are longest first,
     the rest behind them in their order. A bottom-up step stops at a vertex's first in-neighbour on the
     frontier, and hubs are reached early: on Kronecker graphs its large steps check fewer edges (Yasui
     et al.'s degree-ordered adjacency, in part: two entries took the whole gain of a full sort, and the
-    rows keep their target order behind them)."""
+    rows keep their target order behind them). Serial below PARALLEL_FROM_ENTRIES arcs: a small graph's
+    first search does not wake the pool for it."""
     for v in prange(indptr.shape[0] - 1):
         first, last = indptr[v], indptr[v + 1]
-        if last - first < 2:
-            hubs[first:last] = indices[first:last]
-            continue
-        one = _longest_row_entry(indptr, indices, first, last, -1)
-        two = _longest_row_entry(indptr, indices, first, last, one)
-        hubs[first], hubs[first + 1] = indices[one], indices[two]
-        put = first + 2
+        one = two = -1
+        if last - first >= 2:
+            one = _longest_row_entry(indptr, indices, first, last, -1)
+            two = _longest_row_entry(indptr, indices, first, last, one)
+            hubs[first], hubs[first + 1] = indices[one], indices[two]
+        put = first if one < 0 else first + 2
         for e in range(first, last):
             if e != one and e != two:
                 hubs[put] = indices[e]

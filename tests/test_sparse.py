@@ -18,7 +18,8 @@ from codegen.intrinsics import fetch_add, prange_only
 from polyfw import NegativeCycleError, solve
 from polyfw.sparse import (ValidationError, as_csr, bfs, johnson, rmat_edges, sssp, validate_bfs,
                            validate_sssp)
-from polyfw.sparse.kernels import breadth_first, hubs_first
+from polyfw.sparse.csr import PULLS_BEFORE_LIGHTEST_FIRST
+from polyfw.sparse.kernels import LIGHTEST_AHEAD, breadth_first, hubs_first, lightest_first
 from polyfw.sparse.searches import ALPHA, BETA
 from polyfw.sparse.team import STEP_ROWS, SUMMED, TEAM_WORDS, join, next_step, step_rows, team_deadline
 from tiling.semirings import INT32_INF
@@ -110,6 +111,47 @@ def test_hubs_first_rows_lead_with_their_two_longest_rows_and_keep_the_rest_in_o
         copied = np.empty_like(csr.indices)
         compiled(csr.indices, csr.indptr, copied)
         assert np.array_equal(copied, csr.hubs_first)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 60), st.floats(0.0, 0.6), st.integers(1, 12), st.integers(1, 5), st.integers(0, 10**6))
+def test_lightest_first_rows_lead_with_their_lightest_entries_and_keep_the_rest_in_order(n, density, heaviest,
+                                                                                        ahead, seed):
+    """The rows a parent pull reads: a row's `ahead` lightest entries come first, lightest first (ties: the
+    first in row order), then the others as the graph holds them, each with its own weight; few distinct
+    weights make many ties."""
+    rng = np.random.default_rng(seed)
+    weights = np.where(rng.random((n, n)) < density, rng.integers(1, heaviest + 1, (n, n)), np.inf)
+    csr = as_csr(weights)
+    for compiled in (lightest_first.serial, lightest_first.parallel):
+        copied = np.empty_like(csr.indices), np.empty_like(csr.weights)
+        compiled(csr.indices, csr.weights, csr.indptr, ahead, *copied)
+        for v in range(n):
+            row = slice(csr.indptr[v], csr.indptr[v + 1])
+            entries = list(zip(csr.weights[row], range(row.stop - row.start), csr.indices[row]))
+            lead = sorted(entries)[:ahead]
+            expected = [(w, u) for w, _, u in lead] + [(w, u) for w, at, u in entries if (w, at, u) not in lead]
+            assert list(zip(copied[1][row], copied[0][row])) == expected, f"row {v}"
+
+
+def test_parents_are_pulled_in_row_order_until_a_lightest_first_copy_pays():
+    """A graph's first PULLS_BEFORE_LIGHTEST_FIRST parent searches read its in-rows as it holds them, later
+    ones the lightest-first copy (int32 weights where the search ran on them); both give trees of tight
+    edges, and a directed graph's copy is its reverse's."""
+    rng = np.random.default_rng(3)
+    dense = rng.integers(1, 50, size=(120, 120)).astype(np.float64)
+    dense[rng.random((120, 120)) < 0.8] = np.inf
+    for directed in (False, True):
+        csr = as_csr(dense, directed=directed)
+        into = csr.reverse
+        for search in range(PULLS_BEFORE_LIGHTEST_FIRST + 2):
+            assert ("lightest_first" in into.__dict__) == (search > PULLS_BEFORE_LIGHTEST_FIRST)
+            dist, parent = sssp(csr, 0)
+            validate_sssp(csr, 0, dist, parent)
+            assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=0))
+        indices, weights = into.lightest_first
+        assert weights.dtype == np.int32 and (np.diff(weights[into.indptr[7]:into.indptr[7] + 2]) >= 0).all()
+        assert "lightest_first" not in csr.__dict__ or not directed
 
 
 @pytest.mark.parametrize("name", GRAPHS)
@@ -245,40 +287,21 @@ def test_a_vertex_lowered_many_times_into_one_later_bucket_is_found_exactly():
         numba.set_num_threads(threads)
 
 
-def test_the_atomic_min_lowers_only_to_smaller_values():
+def test_the_atomic_min_lowers_only_to_smaller_values_on_float64_and_int32_distances():
     from numba import njit
 
-    from polyfw.sparse.kernels import _lower
+    from polyfw.sparse.kernels import UNREACHED_INT32, _lower
 
     @njit
     def lower_all(bits, values):
-        return [_lower(bits, 0, value, 0) for value in values]
+        return [_lower(bits, 0, value) for value in values]
 
-    dist = np.full(1, np.inf)
-    assert lower_all(dist.view(np.int64), np.array([7.0, 9.0, 7.0, 3.0, -0.0, 0.0])) == [True, False, False, True,
-                                                                                        True, False]
-    assert dist[0] == 0.0
-
-
-def test_the_atomic_min_on_int32_distances_and_on_entries_with_parents():
-    """An entry with its parent is lowered by its distance alone: an equal distance from another vertex
-    leaves the parent that reached it first."""
-    from numba import njit
-
-    from polyfw.sparse.kernels import UNREACHED_INT32, UNREACHED_WITH_PARENT, _lower, parents_of_entries
-
-    @njit
-    def lower_all(bits, values, tails):
-        return [_lower(bits, 0, values[i], tails[i]) for i in range(values.shape[0])]
-
-    values = np.array([7, 9, 7, 3, 0, 0], dtype=np.int64)
-    tails = np.array([5, 6, 7, 8, 9, 10], dtype=np.uint64)
     expected = [True, False, False, True, True, False]
+    dist = np.full(1, np.inf)
+    assert lower_all(dist.view(np.int64), np.array([7.0, 9.0, 7.0, 3.0, -0.0, 0.0])) == expected
+    assert dist[0] == 0.0
     dist = np.full(1, UNREACHED_INT32, dtype=np.int32)
-    assert lower_all(dist, values, tails) == expected and dist[0] == 0
-    entries = np.full(2, UNREACHED_WITH_PARENT, dtype=np.int64)
-    assert lower_all(entries, values, tails) == expected
-    assert entries[0] >> 32 == 0 and parents_of_entries(entries).tolist() == [9, -1]
+    assert lower_all(dist, np.array([7, 9, 7, 3, 0, 0], dtype=np.int64)) == expected and dist[0] == 0
 
 
 @pytest.mark.parametrize("weights, n, integral", [
@@ -301,8 +324,8 @@ def test_integer_weights_only_where_no_path_reaches_unreached(weights, n, integr
 
 @pytest.mark.parametrize("lightest, heaviest", [(1, 1000), (0, 1000), (1, 2**30)])
 def test_sssp_on_integer_weights_returns_floats_with_inf_and_a_tree(lightest, heaviest):
-    """Positive integer weights run on entries holding a distance and a parent (1..1000); a zero weight on
-    int32 distances, parents from the tight edges' BFS tree (0..1000); weights a path could sum past the
+    """Integer weights run on int32 distances, parents pulled along tight edges (1..1000) or, with a zero
+    weight, from the tight edges' BFS tree (0..1000); weights a path could sum past the
     int32 sentinel on float64 distances (2**30). All three answer float64 distances, inf where
     unreached, and valid parents, directed or not, equal to scipy's."""
     rng = np.random.default_rng(heaviest % 97 + lightest)

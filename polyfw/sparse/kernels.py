@@ -24,9 +24,11 @@ NO_PARENT = -1
 #: an int32 distance's 'unreached' (delta-stepping on integer weights: GAPBS's int32 distances, half
 #: the bytes of a float64 a vertex)
 UNREACHED_INT32 = np.iinfo(np.int32).max
-#: an unreached vertex's entry in a search that keeps each vertex's parent beside its distance in one
-#: int64 (distance in the upper half, parent in the lower): UNREACHED_INT32, and parent NO_PARENT
-UNREACHED_WITH_PARENT = np.iinfo(np.int64).max
+#: a row's lightest entries that lightest_first puts ahead of the rest, sorted: a vertex's parent on a
+#: shortest path is nearly always among them (Kronecker scale 20, weights 1-255: a parent pull read 4.8
+#: in-edges a reached vertex, against 22 in target order and 1.2 with whole rows sorted, which took 5x
+#: as long to copy; 16 ahead saved a Kronecker pull 1.6 ms more and cost its copy 30 ms more)
+LIGHTEST_AHEAD = 8
 
 
 #: vertices a worker gathers before it claims their places in a shared queue with one atomic add
@@ -356,6 +358,49 @@ def hubs_first(indices, indptr, hubs):
                 put += 1
 
 
+#: rows lightest_first handles as one parallel item: one scratch allocation for all of them
+LIGHTEST_ROWS = 1024
+
+
+@parallel_above()
+def lightest_first(indices, weights, indptr, ahead, lightest_indices, lightest_weights):
+    """Each row of (indptr, indices, weights) into (lightest_indices, lightest_weights) with its `ahead`
+    lightest entries first, lightest first (of equal weights, the first in row order), then the rest in
+    their order; ahead >= 1. A parent pull stops at a vertex's first tight in-edge, and the tight one is nearly
+    always among the lightest (LIGHTEST_AHEAD); selecting them costs a pass over the row where a
+    sort of every row took 5x as long. Serial below PARALLEL_FROM_ENTRIES arcs."""
+    rows = indptr.shape[0] - 1
+    for block in prange((rows + LIGHTEST_ROWS - 1) // LIGHTEST_ROWS):
+        kept_weights = np.empty(ahead, dtype=weights.dtype)
+        kept_at = np.empty(ahead, dtype=np.int64)
+        for v in range(block * LIGHTEST_ROWS, min(rows, (block + 1) * LIGHTEST_ROWS)):
+            first, last = indptr[v], indptr[v + 1]
+            keep, held = min(ahead, last - first), 0
+            for e in range(first, last):  # insertion into the kept entries, sorted by (weight, position)
+                w = weights[e]
+                if held < keep:
+                    at = held
+                    held += 1
+                elif w < kept_weights[keep - 1]:
+                    at = keep - 1
+                else:
+                    continue
+                while at > 0 and kept_weights[at - 1] > w:
+                    kept_weights[at], kept_at[at] = kept_weights[at - 1], kept_at[at - 1]
+                    at -= 1
+                kept_weights[at], kept_at[at] = w, e
+            for j in range(keep):
+                lightest_indices[first + j], lightest_weights[first + j] = indices[kept_at[j]], kept_weights[j]
+            if keep < last - first:
+                bound_weight, bound_at = kept_weights[keep - 1], kept_at[keep - 1]
+                put = first + keep
+                for e in range(first, last):
+                    w = weights[e]
+                    if w > bound_weight or (w == bound_weight and e > bound_at):
+                        lightest_indices[put], lightest_weights[put] = indices[e], w
+                        put += 1
+
+
 @njit(parallel=prange_only(), cache=True)
 def breadth_first(indptr, indices, in_indptr, in_indices, source, parent, level, levels, alpha, beta, workers,
                   deadline, log):
@@ -521,33 +566,20 @@ def breadth_first_from_sources(indptr, indices, sources, step, unreached, dist, 
                         tail += 1
 
 
-# Delta-stepping's distances come in three forms, told apart by their dtype: float64, int32 (integer
-# weights), and int64 entries that hold an int32 distance in their upper half and the vertex it was
-# reached from in their lower half, swapped together, so that a search finds its parents as it goes.
+# Delta-stepping's distances come in two forms, told apart by their dtype: float64, and int32 (integer
+# weights). The atomic min works on an integer view of either.
 
 
 def compared_bits(dist):
     """The array a compare-and-swap on `dist` works on: a float64's bits as int64, an integer array itself."""
 
 
-def entry_of(bits, value, u):
-    """What compared_bits holds for a distance `value` reached from u."""
+def entry_of(bits, value):
+    """What compared_bits holds for a distance `value`."""
 
 
 def distance_in(bits, entry, like):
     """The distance that compared_bits' `entry` holds, of the type of `like`."""
-
-
-def distance(dist, v):
-    """Vertex v's distance."""
-
-
-def set_source(dist, source):
-    """The source at distance 0 (its own parent)."""
-
-
-def _packed(array) -> bool:
-    return array.dtype == types.int64
 
 
 @overload(compared_bits, inline="always")
@@ -558,50 +590,26 @@ def _compared_bits(dist):
 
 
 @overload(entry_of, inline="always")
-def _entry_of(bits, value, u):
+def _entry_of(bits, value):
     if isinstance(value, types.Float):
-        return lambda bits, value, u: float_bits(value)
-    if _packed(bits):
-        return lambda bits, value, u: (np.int64(value) << 32) | np.int64(u)
-    return lambda bits, value, u: value
+        return lambda bits, value: float_bits(value)
+    return lambda bits, value: value
 
 
 @overload(distance_in, inline="always")
 def _distance_in(bits, entry, like):
     if isinstance(like, types.Float):
         return lambda bits, entry, like: bits_float(entry)
-    if _packed(bits):
-        return lambda bits, entry, like: entry >> 32
     return lambda bits, entry, like: entry
 
 
-@overload(distance, inline="always")
-def _distance(dist, v):
-    if _packed(dist):
-        return lambda dist, v: dist[v] >> 32
-    return lambda dist, v: dist[v]
-
-
-@overload(set_source, inline="always")
-def _set_source(dist, source):
-    if _packed(dist):
-        def at_zero(dist, source):
-            dist[source] = source
-        return at_zero
-
-    def zero(dist, source):
-        dist[source] = 0
-    return zero
-
-
 @njit(cache=True, inline="always")
-def _lower(bits, v, value, u):
-    """dist[v] = min(dist[v], value) atomically (reached from u), on compared_bits(dist); True if this call
-    lowered it.
+def _lower(bits, v, value):
+    """dist[v] = min(dist[v], value) atomically, on compared_bits(dist); True if this call lowered it.
     The comparison reads the value the compare-and-swap expects, not dist[v] again: two plain loads
     may be reordered, and a second read older than the first let a larger distance replace a
     smaller one (a lost update, 1 search in about 500 on R-MAT scale 16 under load)."""
-    wanted = entry_of(bits, value, u)
+    wanted = entry_of(bits, value)
     while True:
         seen = load_acquire(bits, v)
         if value >= distance_in(bits, seen, value):
@@ -645,14 +653,14 @@ def _relax_vertex(u, bucket, delta, indptr, indices, weights, dist, bits, queued
     """u's out-edges relaxed (unless u has since dropped to an earlier bucket). A lowered vertex joins
     this bucket's queue (once a round: queued), a later bucket's slot (slot_of: the mark of the bucket
     it was last put in) or, beyond the slots, the far set. Returns how many vertices `mine` holds."""
-    du = distance(dist, u)
+    du = dist[u]
     if _bucket_of(du, delta) < bucket:
         return held
     window = slots.shape[0]
     for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
         v = np.uint64(indices[e])  # unsigned: no wrap-around checks (_bottom_up_share)
         through = du + weights[e]
-        if _lower(bits, v, through, u):
+        if _lower(bits, v, through):
             b = _bucket_of(through, delta)
             if b <= bucket:
                 if queued[v] == 0 and compare_and_swap(queued, v, 0, 1):
@@ -733,7 +741,7 @@ def _far_share(dist, far, delta, after, wanted, queued, queue, row):
             break
         for v in range(first, last):
             if far[v]:
-                b = _bucket_of(distance(dist, v), delta)
+                b = _bucket_of(dist[v], delta)
                 if b <= after:
                     far[v] = 0
                 elif b == wanted:
@@ -814,8 +822,7 @@ def _stepping_member(rank, size, indptr, indices, weights, dist, delta, rounds, 
 @njit(parallel=prange_only(), cache=True)
 def stepping(indptr, indices, weights, source, dist, delta, window, capacity, workers, rounds, deadline, log):
     """Delta-stepping from `source` in one parallel region (a team: polyfw.sparse.team), dist all
-    unreached: inf; UNREACHED_INT32, or UNREACHED_WITH_PARENT for entries with parents, over int32
-    weights no path reaches it with.
+    unreached: inf, or UNREACHED_INT32 over int32 weights no path reaches it with.
     Buckets are taken in order; a bucket's vertices relax their out-edges in rounds until it empties
     (a round on few edges by one member). A later bucket's vertices wait in its slot, one of `window`
     slots used in turn (GAPBS's bins, shared): with weights below (window - 1) * delta every bucket fits
@@ -833,7 +840,7 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
     slots = np.empty((window, capacity), dtype=indices.dtype)
     slot_counts = np.zeros(window, dtype=np.int64)
     queues = np.empty((2, max(n, 1)), dtype=indices.dtype)
-    set_source(dist, source)
+    dist[source] = 0
     slots[0, 0], slot_counts[0] = source, 1
     team = np.zeros(TEAM_WORDS, dtype=np.int64)
     rows = step_rows()
@@ -849,31 +856,22 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
 
 @njit(parallel=prange_only(), cache=True)
 def float_distances(dist, unreached):
-    """int32 distances (or entries with parents) as float64, unreached as inf (what every search returns)."""
+    """int32 distances as float64, unreached as inf (what every search returns)."""
     found = np.empty(dist.shape[0])
     for v in prange(dist.shape[0]):
-        d = distance(dist, v)
+        d = dist[v]
         found[v] = np.inf if d == unreached else d
     return found
 
 
 @njit(parallel=prange_only(), cache=True)
-def parents_of_entries(dist):
-    """The parents that entries with parents hold (NO_PARENT where unreached)."""
-    parent = np.empty(dist.shape[0], dtype=np.int64)
-    for v in prange(dist.shape[0]):
-        parent[v] = np.int64(np.int32(dist[v] & 0xFFFFFFFF))
-    return parent
-
-
-@njit(parallel=prange_only(), cache=True)
-def tight_parents(indptr, indices, weights, dist, parent):
+def tight_parents(indptr, indices, weights, dist, unreached, parent):
     """parent[v] = some u with dist[u] + w(u, v) == dist[v] (an edge on a shortest path), pushed along
-    every out-edge. With positive weights every such choice is a tree; concurrent writers of one v
-    each write a valid one."""
+    every out-edge; dist float64 or int32 (`unreached`: inf or UNREACHED_INT32). With positive weights
+    every such choice is a tree; concurrent writers of one v each write a valid one."""
     for u in prange(dist.shape[0]):
         du = dist[u]
-        if du < np.inf:
+        if du != unreached:
             for e in range(indptr[u], indptr[u + 1]):
                 v = indices[e]
                 if du + weights[e] == dist[v]:
@@ -881,14 +879,15 @@ def tight_parents(indptr, indices, weights, dist, parent):
 
 
 @njit(parallel=prange_only(), cache=True)
-def tight_parents_pulled(in_indptr, in_indices, in_weights, dist, parent):
+def tight_parents_pulled(in_indptr, in_indices, in_weights, dist, unreached, parent):
     """parent[v] = its first in-neighbour u with dist[u] + w(u, v) == dist[v], NO_PARENT where none is
     (v unreached, or the source): each v reads its in-edges up to the first tight one and writes its
-    own parent once, where tight_parents reads every edge and writes at random."""
+    own parent once, where tight_parents reads every edge and writes at random. On rows from
+    lightest_first the first tight one comes early. dist and unreached as tight_parents'."""
     for v in prange(dist.shape[0]):
         dv = dist[v]
         found = NO_PARENT
-        if dv < np.inf:
+        if dv != unreached:
             for e in range(np.uint64(in_indptr[v]), np.uint64(in_indptr[v + 1])):
                 u = np.uint64(in_indices[e])  # unsigned: no wrap-around checks (_bottom_up_share)
                 if dist[u] + in_weights[e] == dv:

@@ -13,9 +13,8 @@ from ..graphs.device_arrays import like_each
 from ..graphs import NO_PREDECESSOR, GraphInputError
 from .csr import CSRGraph, _from_arrays, as_csr
 from .device_graph import DeviceGraph, csr_on_device
-from .kernels import (NO_PARENT, UNREACHED_INT32, UNREACHED_WITH_PARENT, breadth_first,
-                      breadth_first_from_sources, dijkstra, dijkstra_from_sources, float_distances,
-                      parents_of_entries, stepping, tight_parents, tight_parents_pulled)
+from .kernels import (NO_PARENT, UNREACHED_INT32, breadth_first, breadth_first_from_sources, dijkstra,
+                      dijkstra_from_sources, float_distances, stepping, tight_parents, tight_parents_pulled)
 from .searches import ALPHA, BETA, bellman_ford_from, check_source, levels_dtype, potentials, smallest_levels
 from .team import team_deadline
 
@@ -127,10 +126,9 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     if method in ("dijkstra", "delta-stepping") and negative:
         raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
     if method in ("delta-stepping", "auto") and not negative:
-        found, _, log = _stepping(csr, source, parents=True)
+        found, _, log = _stepping(csr, source)
         _log_steps(log, steps)
-        dist = _as_float(found)
-        return dist, parents_of_entries(found) if found.dtype == np.int64 else _tight_tree(csr, source, dist)
+        return _as_float(found), _tight_tree(csr, source, found)
     dist = np.full(csr.n, np.inf)
     parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
     if method == "bellman-ford" or negative:
@@ -169,8 +167,8 @@ def _as_float(dist: np.ndarray) -> np.ndarray:
     return dist if dist.dtype == np.float64 else float_distances(dist, UNREACHED_INT32)
 
 
-def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: int | None = None,
-              parents: bool = False) -> tuple[np.ndarray, bool, np.ndarray]:
+def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: int | None = None
+              ) -> tuple[np.ndarray, bool, np.ndarray]:
     """Distances from `source` (non-negative weights) by buckets of width delta: the vertices of the
     lowest bucket relax their out-edges in parallel (atomic min) until the bucket empties, then the
     next bucket; vertices may be relaxed more than once, unlike Dijkstra, but a bucket is a whole
@@ -180,20 +178,12 @@ def _stepping(csr: CSRGraph, source: int, delta: float | None = None, rounds: in
     `rounds` rounds (a negative cycle), else (distances, True, log); kernels.stepping's log. Without
     `rounds`, on weights that csr.integer_weights holds, the distances are int32 (UNREACHED_INT32 where
     unreached: _as_float turns them into what a search returns), as GAPBS keeps them: exact, and half the
-    bytes a vertex of float64's. With `parents` too, and every weight positive, they are int64 entries
-    that hold each vertex's parent beside its distance (kernels.parents_of_entries reads them): the
-    swap that lowers a distance records where it came from, and no pass over the edges finds parents
-    afterwards (with a zero weight, two vertices could each record the other)."""
+    bytes a vertex of float64's. No parent is written while searching (_tight_tree finds them after)."""
     if delta is None:
         delta = csr.bucket_width
     integral = csr.integer_weights if rounds is None else None
     weights = csr.weights if integral is None else integral
-    if integral is None:
-        dist = np.full(csr.n, np.inf)
-    elif parents and csr.lightest > 0:
-        dist = np.full(csr.n, UNREACHED_WITH_PARENT, dtype=np.int64)
-    else:
-        dist = np.full(csr.n, UNREACHED_INT32, dtype=np.int32)
+    dist = np.full(csr.n, np.inf) if integral is None else np.full(csr.n, UNREACHED_INT32, dtype=np.int32)
     log = np.empty((2 * csr.n + 64, 5), dtype=np.int64)  # a row a round, while they last (untouched pages cost nothing)
     window, capacity = bucket_slots(csr, delta)
     finished, taken = stepping(csr.indptr, csr.indices, weights, source, dist, float(delta), window, capacity,
@@ -213,20 +203,25 @@ def bucket_slots(csr: CSRGraph, delta: float) -> tuple[int, int]:
     return window, int(max(1, min(csr.n, SLOT_ENTRIES // window)))
 
 
-def _tight_tree(csr: CSRGraph, source: int, dist: np.ndarray) -> np.ndarray:
-    """Parents along edges on shortest paths (dist[u] + w == dist[v]): any such edge when every
-    weight is positive; else a BFS tree of those edges from the source (zero-weight edges could
-    close a loop of parents)."""
+def _tight_tree(csr: CSRGraph, source: int, found: np.ndarray) -> np.ndarray:
+    """Parents along edges on shortest paths (dist[u] + w == dist[v]) from a search's distances (`found`:
+    float64, or _stepping's int32): any such edge when every weight is positive, the first of a vertex's
+    in-edges (CSRGraph.parent_rows: lightest first once pulls repeat) where the reverse exists; else a BFS
+    tree of those edges from the source (zero-weight edges could close a loop of parents).
+    Parents found after the search cost one pass that stops early, where recording them in the search
+    cost every lowering's swap 8 bytes more (int64 entries: 20% of a Kronecker scale-20 search)."""
+    unreached = UNREACHED_INT32 if found.dtype == np.int32 else np.inf
     if csr.lightest > 0:
         if csr.has_reverse:  # (a one-off transpose costs more than reading every edge once)
             parent = np.empty(csr.n, dtype=np.int64)
             into = csr.reverse
-            tight_parents_pulled(into.indptr, into.indices, into.weights, dist, parent)
+            tight_parents_pulled(into.indptr, *into.parent_rows(), found, unreached, parent)
         else:
             parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
-            tight_parents(csr.indptr, csr.indices, csr.weights, dist, parent)
+            tight_parents(csr.indptr, csr.indices, csr.search_weights, found, unreached, parent)
         parent[source] = source
         return parent
+    dist = _as_float(found)
     tight = np.isfinite(dist[csr.sources]) & (dist[csr.sources] + csr.weights == dist[csr.indices])
     tree = _from_arrays(csr.n, csr.sources[tight], csr.indices[tight].astype(np.int64), csr.weights[tight])
     return bfs(tree, source, direction="top-down")[1].astype(np.int64)

@@ -13,7 +13,10 @@ kernel-only "Trial Time", its own verifier on), and polyfw its trials from the s
 Python), one right after the other, the side that goes first alternating, and all of it --passes
 times. polyfw runs in a process of its own, which loads the graph once and is stopped while GAPBS
 runs: this one never starts OpenMP threads, and under OMP_WAIT_POLICY=active the child's spin on the
-cores after every parallel region. The speed is the median, over every (root, pass), of GAPBS's median
+cores after every parallel region. Each side's turn starts with --warm-ups untimed searches of each kind
+(default 1): GAPBS's process has just read its graph, where polyfw's wakes with its caches taken by
+GAPBS's turn (on a 2-vCPU Xeon guest, even a 0.5 s pause alone slowed polyfw's next Kronecker-16 BFS
+3.7x and the three after it 1.1-1.4x). The speed is the median, over every (root, pass), of GAPBS's median
 trial over polyfw's from that root in that pass: a pair timed seconds apart, so that the shared
 machine's drift (2x within minutes on some hosts) falls on both sides of it; the middle half of those
 pairs is printed beside it. The times are the median over roots of each root's median over all its
@@ -47,6 +50,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--scales", type=int, nargs="+", default=[16, 18])
     parser.add_argument("--roots", type=int, default=32)
     parser.add_argument("--trials", type=int, default=3, help="searches per root on each side, each pass")
+    parser.add_argument("--warm-ups", type=int, default=1,
+                        help="untimed searches each side runs from a root before its trials, each turn")
     parser.add_argument("--passes", type=int, default=2,
                         help="rounds over the roots, each root timed on both sides in turn")
     parser.add_argument("--threads", type=int, nargs="+", default=None,
@@ -144,14 +149,17 @@ def on_threads(threads: int) -> dict[str, str]:
     return os.environ | {"OMP_NUM_THREADS": str(threads)}
 
 
-def gapbs_seconds(binary: Path, graph: Path, root: int, trials: int, threads: int, *extra: str) -> list[float]:
-    """GAPBS's kernel-only trial times for one root, its own verifier passing on every trial."""
-    done = subprocess.run([str(binary), "-f", str(graph), "-r", str(root), "-n", str(trials), "-v", *extra],
+def gapbs_seconds(binary: Path, graph: Path, root: int, trials: int, threads: int, *extra: str,
+                  warm_ups: int = 0) -> list[float]:
+    """GAPBS's kernel-only trial times for one root after `warm_ups` untimed ones, its own verifier passing
+    on every trial."""
+    searches = trials + warm_ups
+    done = subprocess.run([str(binary), "-f", str(graph), "-r", str(root), "-n", str(searches), "-v", *extra],
                           check=True, capture_output=True, text=True, env=on_threads(threads))
     verdicts = re.findall(r"Verification:\s+(\S+)", done.stdout)
-    if len(verdicts) != trials or any(verdict != "PASS" for verdict in verdicts):
+    if len(verdicts) != searches or any(verdict != "PASS" for verdict in verdicts):
         raise RuntimeError(f"GAPBS's {binary.name} failed its verification from root {root}:\n{done.stdout[-2000:]}")
-    return [float(value) for value in re.findall(r"Trial Time:\s+([\d.]+)", done.stdout)]
+    return [float(value) for value in re.findall(r"Trial Time:\s+([\d.]+)", done.stdout)][warm_ups:]
 
 
 def best_delta(tools: Path, weighted: Path, root: int, threads: int) -> int:
@@ -160,7 +168,7 @@ def best_delta(tools: Path, weighted: Path, root: int, threads: int) -> int:
                                                               str(delta))))
 
 
-def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
+def polyfw_side(graph: Path, trials: int, warm_ups: int, checked_roots: int) -> None:
     """The child: loads the graph once, then answers each request line on stdin with a JSON line. A root:
     polyfw's times from it (BFS, SSSP distances only, SSSP with parents), every answer validated, the
     first `checked_roots` roots' checked against scipy's too. Each request ends
@@ -191,12 +199,12 @@ def polyfw_side(graph: Path, trials: int, checked_roots: int) -> None:
             continue
         root = int(words[0])
         found = {"threads": numba.get_num_threads()}
-        found["bfs"], (levels, parents) = _timed(lambda: bfs(csr, root), trials)
+        found["bfs"], (levels, parents) = _timed(lambda: bfs(csr, root), trials, warm_ups)
         validate_bfs(csr, root, levels, parents)
         reached = levels != np.iinfo(levels.dtype).max
         found["edges"] = int(csr.out_degree[reached].sum()) // 2  # the component's undirected edges
-        found["sssp"], distances = _timed(lambda: delta_stepping(csr, root), trials)
-        found["sssp+parents"], (with_parents, parents) = _timed(lambda: sssp(csr, root), trials)
+        found["sssp"], distances = _timed(lambda: delta_stepping(csr, root), trials, warm_ups)
+        found["sssp+parents"], (with_parents, parents) = _timed(lambda: sssp(csr, root), trials, warm_ups)
         validate_sssp(csr, root, with_parents, parents)
         assert np.array_equal(distances, with_parents), f"root {root}: distances differ with and without parents"
         if len(checked) < checked_roots and root not in checked:
@@ -215,7 +223,8 @@ class PolyfwSide:
 
     def __init__(self, saved: Path, arguments: argparse.Namespace) -> None:
         self.process = subprocess.Popen([sys.executable, __file__, "--polyfw-side", str(saved), "--trials",
-                                         str(arguments.trials), "--checked-roots", str(arguments.checked_roots),
+                                         str(arguments.trials), "--warm-ups", str(arguments.warm_ups),
+                                         "--checked-roots", str(arguments.checked_roots),
                                          "--wait", arguments.wait], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True)
         self._answer()
@@ -248,8 +257,10 @@ class PolyfwSide:
             raise RuntimeError(f"polyfw's side failed (exit status {self.process.returncode})")
 
 
-def _timed(run, trials: int) -> tuple[list[float], object]:
+def _timed(run, trials: int, warm_ups: int) -> tuple[list[float], object]:
     times, found = [], None
+    for _ in range(warm_ups):
+        run()
     for _ in range(trials):
         started = time.perf_counter()
         found = run()
@@ -316,9 +327,10 @@ def bench_graph(kind: str, scale: int, tools: Path, folder: Path, arguments: arg
                     # machine's speed falls on both sides of a pair
                     polyfw_first = (turn + at) % 2 == 1
                     ours = side.ask(f"{root} {threads}") if polyfw_first else None
-                    theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials, threads),
+                    theirs = {"bfs": gapbs_seconds(tools / "bfs", unweighted, int(root), arguments.trials, threads,
+                                                   warm_ups=arguments.warm_ups),
                               "sssp": gapbs_seconds(tools / "sssp", weighted, int(root), arguments.trials, threads,
-                                                    "-d", str(delta))}
+                                                    "-d", str(delta), warm_ups=arguments.warm_ups)}
                     ours = ours or side.ask(f"{root} {threads}")
                     assert ours["threads"] == threads, "GAPBS and polyfw must run on the same threads"
                     for key in ("bfs", "sssp"):
@@ -364,11 +376,11 @@ def speed_up(fewer: list[list[float]], more: list[list[float]]) -> float:
 
 def main(arguments: argparse.Namespace) -> None:
     if arguments.polyfw_side is not None:
-        polyfw_side(arguments.polyfw_side, arguments.trials, arguments.checked_roots)
+        polyfw_side(arguments.polyfw_side, arguments.trials, arguments.warm_ups, arguments.checked_roots)
         return
     print(f"CPU: {cpu_description()}")
     how = (f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; {arguments.roots} roots, {arguments.trials} trials "
-           f"each in each of {arguments.passes} passes")
+           f"each in each of {arguments.passes} passes, after {arguments.warm_ups} untimed")
     table = Table("gapbs", "BFS and SSSP beside GAPBS",
                   ["graph", "kernel", "threads", "vertices", "edges", "GAPBS ms", "polyfw ms", "polyfw / GAPBS speed",
                    "middle half of the pairs", "GAPBS MTEPS", "polyfw MTEPS"],

@@ -854,9 +854,10 @@ def stepping(indptr, indices, weights, source, dist, delta, window, capacity, wo
     return results[:, 0].max() == 1, results[:, 1].max()
 
 
-@njit(parallel=prange_only(), cache=True)
+@parallel_above()
 def float_distances(dist, unreached):
-    """int32 distances as float64, unreached as inf (what every search returns)."""
+    """int32 distances as float64, unreached as inf (what every search returns). Serial below
+    PARALLEL_FROM_ENTRIES vertices, as the parent passes: waking the pool cost a small search more than the pass."""
     found = np.empty(dist.shape[0])
     for v in prange(dist.shape[0]):
         d = dist[v]
@@ -864,8 +865,8 @@ def float_distances(dist, unreached):
     return found
 
 
-@njit(parallel=prange_only(), cache=True)
-def tight_parents(indptr, indices, weights, dist, unreached, parent):
+@parallel_above()
+def tight_parents(indices, indptr, weights, dist, unreached, parent):
     """parent[v] = some u with dist[u] + w(u, v) == dist[v] (an edge on a shortest path), pushed along
     every out-edge; dist float64 or int32 (`unreached`: inf or UNREACHED_INT32). With positive weights
     every such choice is a tree; concurrent writers of one v each write a valid one."""
@@ -878,7 +879,7 @@ def tight_parents(indptr, indices, weights, dist, unreached, parent):
                     parent[v] = u
 
 
-@njit(parallel=prange_only(), cache=True)
+@parallel_above()
 def tight_parents_pulled(in_indptr, in_indices, in_weights, dist, unreached, parent):
     """parent[v] = its first in-neighbour u with dist[u] + w(u, v) == dist[v], NO_PARENT where none is
     (v unreached, or the source): each v reads its in-edges up to the first tight one and writes its

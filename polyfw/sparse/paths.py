@@ -218,7 +218,7 @@ def _tight_tree(csr: CSRGraph, source: int, found: np.ndarray) -> np.ndarray:
             tight_parents_pulled(into.indptr, *into.parent_rows(), found, unreached, parent)
         else:
             parent = np.full(csr.n, NO_PARENT, dtype=np.int64)
-            tight_parents(csr.indptr, csr.indices, csr.search_weights, found, unreached, parent)
+            tight_parents(csr.indices, csr.indptr, csr.search_weights, found, unreached, parent)
         parent[source] = source
         return parent
     dist = _as_float(found)

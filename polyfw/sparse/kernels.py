@@ -574,11 +574,11 @@ def compared_bits(dist):
     """The array a compare-and-swap on `dist` works on: a float64's bits as int64, an integer array itself."""
 
 
-def entry_of(bits, value):
+def entry_of(value):
     """What compared_bits holds for a distance `value`."""
 
 
-def distance_in(bits, entry, like):
+def distance_in(entry, like):
     """The distance that compared_bits' `entry` holds, of the type of `like`."""
 
 
@@ -590,17 +590,17 @@ def _compared_bits(dist):
 
 
 @overload(entry_of, inline="always")
-def _entry_of(bits, value):
+def _entry_of(value):
     if isinstance(value, types.Float):
-        return lambda bits, value: float_bits(value)
-    return lambda bits, value: value
+        return lambda value: float_bits(value)
+    return lambda value: value
 
 
 @overload(distance_in, inline="always")
-def _distance_in(bits, entry, like):
+def _distance_in(entry, like):
     if isinstance(like, types.Float):
-        return lambda bits, entry, like: bits_float(entry)
-    return lambda bits, entry, like: entry
+        return lambda entry, like: bits_float(entry)
+    return lambda entry, like: entry
 
 
 @njit(cache=True, inline="always")
@@ -609,10 +609,10 @@ def _lower(bits, v, value):
     The comparison reads the value the compare-and-swap expects, not dist[v] again: two plain loads
     may be reordered, and a second read older than the first let a larger distance replace a
     smaller one (a lost update, 1 search in about 500 on R-MAT scale 16 under load)."""
-    wanted = entry_of(bits, value)
+    wanted = entry_of(value)
     while True:
         seen = load_acquire(bits, v)
-        if value >= distance_in(bits, seen, value):
+        if value >= distance_in(seen, value):
             return False
         if compare_and_swap(bits, v, seen, wanted):
             return True

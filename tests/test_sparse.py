@@ -164,6 +164,30 @@ def test_sssp_is_exact_and_passes_graph500s_rules(name, method):
         assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=int(source)))
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(1, 30), st.integers(0, 120), st.booleans(), st.integers(0, 10**6))
+def test_arcs_in_order_skip_the_sort_and_give_the_sorted_graph(n, m, shuffled, seed):
+    """A CSR from arcs already strictly ordered by (source, target) (a canonical scipy matrix's) equals the
+    one the sort builds; repeats or any disorder take the sort, which keeps the lightest of a pair."""
+    from polyfw.sparse.csr import _from_arrays
+
+    rng = np.random.default_rng(seed)
+    source, target = rng.integers(0, n, m), rng.integers(0, n, m)
+    weight = rng.integers(1, 9, m).astype(np.float64)
+    pairs = np.unique(np.stack([source, target], axis=1), axis=0)  # ordered, no repeats
+    order = rng.permutation(m) if shuffled else np.arange(m)
+    for arcs in ((source[order], target[order], weight[order]),
+                 (pairs[:, 0], pairs[:, 1], rng.integers(1, 9, len(pairs)).astype(np.float64))):
+        built = _from_arrays(n, *arcs)
+        lightest = {}
+        for u, v, w in zip(*arcs):
+            lightest[u, v] = min(w, lightest.get((u, v), np.inf))
+        keys = sorted(lightest)
+        assert [(int(u), int(v)) for u in range(n) for v in built.indices[built.indptr[u]:built.indptr[u + 1]]] \
+            == [(int(u), int(v)) for u, v in keys]
+        assert built.weights.tolist() == [lightest[key] for key in keys]
+
+
 def test_parents_pushed_or_pulled_are_trees_of_tight_edges():
     """A directed graph's parents are pushed along out-edges until its reverse exists, then pulled
     along in-edges; an undirected graph is its own reverse (no transpose is built for it)."""

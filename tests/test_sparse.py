@@ -188,6 +188,28 @@ def test_arcs_in_order_skip_the_sort_and_give_the_sorted_graph(n, m, shuffled, s
         assert built.weights.tolist() == [lightest[key] for key in keys]
 
 
+@pytest.mark.parametrize("hubs", [False, True])
+def test_rows_built_in_parallel_are_the_lexsorted_ones(hubs):
+    """Past PARALLEL_FROM_ENTRIES arcs the rows are placed, sorted and packed by the parallel copies: the
+    same CSR as numpy's lexsort of (source, target, weight), lightest of each repeated pair, whether the
+    rows are short (insertion sort) or a few hold most arcs (argsort)."""
+    from polyfw.sparse.csr import _from_arrays
+
+    rng = np.random.default_rng(5)
+    n, m = 3000, 2**16
+    source = rng.choice([0, 1, 2, 7], m) if hubs else rng.integers(0, n, m)
+    source[:500] = rng.integers(0, n, 500)
+    target, weight = rng.integers(0, 1500, m), rng.integers(1, 9, m).astype(np.float64)
+    built = _from_arrays(n, source, target, weight)
+    order = np.lexsort((weight, target, source))
+    source, target, weight = source[order], target[order], weight[order]
+    first = np.ones(m, dtype=bool)
+    first[1:] = (source[1:] != source[:-1]) | (target[1:] != target[:-1])
+    assert first.sum() < m  # repeats were cut
+    assert np.array_equal(built.indptr[1:], np.cumsum(np.bincount(source[first], minlength=n)))
+    assert np.array_equal(built.indices, target[first]) and np.array_equal(built.weights, weight[first])
+
+
 def test_parents_pushed_or_pulled_are_trees_of_tight_edges():
     """A directed graph's parents are pushed along out-edges until its reverse exists, then pulled
     along in-edges; an undirected graph is its own reverse (no transpose is built for it)."""

@@ -3,10 +3,12 @@ graphs of benchmarks/gapbs.py, in interleaved rounds; optionally the same on oth
 before and after), or a BFS (levels and parents from one search) across trees. Not a test.
 
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/sssp_forms.py [--scales 16 18] [--rounds 5]
-        [--search sssp|bfs] [--trees . /path/to/other/checkout]
+        [--search sssp|bfs] [--trees . /path/to/other/checkout] [--waits active passive]
 
 Each round runs every tree once, in turn, in a process of its own (Python's imports cannot hold two
-trees); a process calls each form from every root, alternating forms root by root. The figure is the
+trees), and under each OMP_WAIT_POLICY of --waits in turn (default: the environment's), so that active
+and passive waiting are compared in one run; a process calls each form from every root, alternating
+forms root by root. The figure is the
 median over rounds of the median over roots; answers are checked equal between forms (in the child)
 and trees (a digest of the distances or levels: BFS parents may differ between equally right runs).
 """
@@ -43,6 +45,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--search", choices=sorted(FORMS), default="sssp")
     parser.add_argument("--trees", type=Path, nargs="+", default=[Path(__file__).resolve().parent.parent],
                         help="source trees to time side by side (each needs this script's benchmarks/ beside it)")
+    parser.add_argument("--waits", nargs="+", choices=("active", "passive"), default=None,
+                        help="OMP_WAIT_POLICY values each tree runs under in every round (default: the environment's)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # a graph's .npz, timed in this tree
     return parser.parse_args()
 
@@ -83,9 +87,10 @@ def main(arguments: argparse.Namespace) -> None:
         return
     print(f"CPU: {cpu_description()}, {os.environ.get('OMP_NUM_THREADS', os.cpu_count())} threads")
     trees = [tree.resolve() for tree in arguments.trees]
+    runs = [(tree, wait) for tree in trees for wait in arguments.waits or [os.environ["OMP_WAIT_POLICY"]]]
     title = {"sssp": "delta-stepping with and without parents, interleaved",
              "bfs": "BFS (levels and parents), interleaved"}[arguments.search]
-    table = Table("sssp_forms", title, ["graph", "tree", *(f"{form} ms" for form in forms)]
+    table = Table("sssp_forms", title, ["graph", "tree", "waiting", *(f"{form} ms" for form in forms)]
                   + (["parents cost"] if len(forms) == 2 else []),
                   note=f"{arguments.roots} roots, {arguments.rounds} rounds, medians; trees: "
                        + ", ".join(str(tree) for tree in trees))
@@ -99,20 +104,22 @@ def main(arguments: argparse.Namespace) -> None:
                 saved = Path(work) / f"{kind}{scale}.npz"
                 np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight,
                          roots=roots)
-                rounds: dict[Path, list[dict]] = {tree: [] for tree in trees}
+                rounds: dict[tuple[Path, str], list[dict]] = {run: [] for run in runs}
                 for _ in range(arguments.rounds):
-                    for tree in trees:
+                    for tree, wait in runs:
                         done = subprocess.run(
                             [sys.executable, str(tree / "benchmarks" / "sssp_forms.py"), "--child", str(saved),
                              "--search", arguments.search],
                             check=True, capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'benchmarks'}"})
-                        rounds[tree].append(json.loads(done.stdout))
-                digests = {found["digest"] for runs in rounds.values() for found in runs}
+                            env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'benchmarks'}",
+                                 "OMP_WAIT_POLICY": wait})
+                        rounds[tree, wait].append(json.loads(done.stdout))
+                digests = {found["digest"] for found_runs in rounds.values() for found in found_runs}
                 assert len(digests) == 1, f"{kind} {scale}: the trees' answers differ"
-                for tree in trees:
-                    ms = [1e3 * median(median(found["seconds"][form]) for found in rounds[tree]) for form in forms]
-                    table.add(f"{kind}, scale {scale}", tree.name, *(round(value, 2) for value in ms),
+                for tree, wait in runs:
+                    ms = [1e3 * median(median(found["seconds"][form]) for found in rounds[tree, wait])
+                          for form in forms]
+                    table.add(f"{kind}, scale {scale}", tree.name, wait, *(round(value, 2) for value in ms),
                               *([f"{ms[1] / ms[0] - 1:+.1%}"] if len(ms) == 2 else []))
     table.record()
 

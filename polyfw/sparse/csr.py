@@ -54,7 +54,7 @@ class CSRGraph:
     def hubs_first(self) -> np.ndarray:
         """indices with each row's two entries of the longest rows first (kernels.hubs_first): the rows a
         bottom-up BFS step reads, built once a graph, at its first such search (about 150 ms at 2**20
-        vertices and 2**25 arcs: the lexsort that built the graph took seconds)."""
+        vertices and 2**25 arcs, where building the graph took 2.5 s)."""
         hubs = np.empty_like(self.indices)
         hubs_first(self.indices, self.indptr, hubs)
         return hubs

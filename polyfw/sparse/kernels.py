@@ -743,7 +743,7 @@ def _far_share(dist, far, delta, after, wanted, queued, queue, row):
         first, last = _claimed_vertices(row, n)
         if first >= n:
             break
-        for v in range(np.uint64(first), np.uint64(last)):  # unsigned: no wrap-around check a flag
+        for v in range(np.uint64(first), np.uint64(last)):  # unsigned: no wrap-around check on each flag
             if far[v]:
                 b = _bucket_of(dist[v], delta)
                 if b <= after:

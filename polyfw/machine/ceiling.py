@@ -1,5 +1,8 @@
 """An independent ceiling per element type: a purpose-written C++ micro-kernel, every register-block
 shape that fits the ISA, L1-resident, on all threads. Not polyfw's code, so it can judge polyfw's.
+The ISA is the one polyfw's kernels are shaped for: the CPU's widest, or a narrower one that POLYFW_ISA
+names (g++ then leaves the wider instructions out), so AVX2 code on an AVX-512 machine is judged
+against an AVX2 ceiling.
 
     .venv/bin/python -m polyfw.machine.ceiling [--dtypes float32 int32 float64 int16 uint8] [--seconds 0.2]
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codegen.intrinsics import ISAS, target_isa
 from tiling.render import fill
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -141,23 +145,18 @@ static double rate(long reps) {
 '''
 
 
+#: g++ flags (beside -march=native) that narrow the C++ kernel to each ISA polyfw's kernels may be shaped for
+#: (codegen.intrinsics.ISAS): with POLYFW_ISA=avx2 on an AVX-512 machine polyfw runs 32-byte vectors and 16
+#: registers, and is judged against a ceiling that runs the same
+_NARROWING = {"avx512": (), "avx2": ("-mno-avx512f",), "sse2": ("-mno-avx",), "neon": ()}
+_NAMES = {"avx512": "AVX-512", "avx2": "AVX2", "sse2": "SSE2", "neon": "NEON"}
+
+
 def isa() -> tuple[str, int, int]:
-    """(name, vector bytes, vector registers) of this CPU, from /proc/cpuinfo's flags."""
-    flags = set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("flags", "Features")):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    if "avx512f" in flags:
-        return "AVX-512", 64, 32
-    if "avx2" in flags or "avx" in flags:
-        return "AVX2", 32, 16
-    if "asimd" in flags:
-        return "NEON", 16, 32
-    return "SSE2", 16, 16
+    """(name, vector bytes, vector registers) of the ISA polyfw's kernels are shaped for: this CPU's widest,
+    or the narrower one POLYFW_ISA names."""
+    shaped_for = target_isa()
+    return (_NAMES[shaped_for], *ISAS[shaped_for])
 
 
 def shapes(registers: int) -> list[tuple[int, int]]:
@@ -178,22 +177,33 @@ def source(vector_bytes: int, fits: list[tuple[int, int]], dtypes: list[str]) ->
 
 
 def compile_source(text: str, output: Path, *flags: str) -> None:
-    """g++ -O3 -march=native -fopenmp and `flags` on the C++ `text`, into `output`."""
+    """g++ -O3 -march=native -fopenmp, narrowed to the ISA of `isa()`, and `flags` on the C++ `text`, into
+    `output`."""
     cpp = output.with_suffix(".cpp")
     cpp.write_text(text)
-    subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", *flags, "-o", str(output), str(cpp)], check=True)
+    subprocess.run(["g++", *compiler_flags(), *flags, "-o", str(output), str(cpp)], check=True)
 
 
-def hot_loop_mix(dtype: str, shape: tuple[int, int]) -> Counter[str]:
-    """The instructions of the k loop g++ makes of `dtype`'s kernel at `shape` (rows, vectors), counted
-    by mnemonic: a ceiling holds only if that loop computes every accumulator and does nothing else."""
-    from codegen.assembly import hot_loop  # the loop finder polyfw's own kernels are read with
+def compiler_flags() -> list[str]:
+    """g++'s flags for the kernels: this CPU's instructions, up to the ISA polyfw's kernels are shaped for."""
+    return ["-O3", "-march=native", *_NARROWING[target_isa()], "-fopenmp"]
+
+
+def hot_loop(dtype: str, shape: tuple[int, int]) -> list[str]:
+    """The instructions of the k loop g++ makes of `dtype`'s kernel at `shape` (rows, vectors), one a line."""
+    from codegen.assembly import hot_loop as loop_of  # the loop finder polyfw's own kernels are read with
 
     with tempfile.TemporaryDirectory(prefix="polyfw-ceiling-") as folder:
         assembly = Path(folder) / "ceiling.s"
         compile_source(source(isa()[1], [shape], [dtype]), assembly, "-S")
-        loop = hot_loop(assembly.read_text())
-    return Counter(line.split()[0] for line in loop if line.startswith("\t") and not line.lstrip().startswith("."))
+        loop = loop_of(assembly.read_text())
+    return [line.strip() for line in loop if line.startswith("\t") and not line.lstrip().startswith(".")]
+
+
+def hot_loop_mix(dtype: str, shape: tuple[int, int]) -> Counter[str]:
+    """hot_loop's instructions counted by mnemonic: a ceiling holds only if that loop computes every
+    accumulator and does nothing else."""
+    return Counter(line.split()[0] for line in hot_loop(dtype, shape))
 
 
 class Kernels:

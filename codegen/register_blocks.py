@@ -35,10 +35,11 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba import njit
 
-from tiling.code_cache import cache_dir, environment, file_stamp
+from tiling.code_cache import NARROWING_FEATURE, cache_dir, environment, file_stamp
 from tiling.semirings import semiring
 
-from .intrinsics import prefetch_ahead, prefetch_ahead_l2, semiring_block, target_isa, vector_registers, vector_width
+from .intrinsics import (host_isa, prefetch_ahead, prefetch_ahead_l2, semiring_block, target_isa, vector_registers,
+                         vector_width)
 
 #: rows and vectors of a register block are at most these
 MAX_ROWS, MAX_VECTORS = 16, 4
@@ -162,9 +163,12 @@ def cpu_description() -> dict[str, object]:
 
 @cache
 def cpu_key() -> str:
-    """The CPU as LLVM compiles for it (name and features) and the ISA the kernels are shaped for."""
+    """The CPU as LLVM compiles for it (name and features) and the ISA the kernels are shaped for; under a
+    narrower ISA, the features taken off too (code measured before they were is other code)."""
     description = cpu_description()
     features = llvm.get_host_cpu_features().flatten()
+    if description["isa"] != host_isa():
+        features += f",{NARROWING_FEATURE[description['isa']]}"
     digest = hashlib.sha256(f"{description['model']}|{features}".encode()).hexdigest()[:12]
     return f"{description['llvm_cpu']}-{description['isa']}-{digest}"
 

@@ -1,5 +1,6 @@
 """Register blocks: every shape that fits each ISA is exact, the measured choice is cached per CPU
 and can be overridden, the kernels' k loop does not spill, and `polyfw info` shows the choice."""
+import platform
 import re
 from contextlib import contextmanager
 from dataclasses import replace
@@ -179,6 +180,33 @@ def test_the_k_loop_keeps_its_block_in_registers():
     instructions, min_max, spills, _ = spill_report(KernelOptions("int32", register_block=(rows, 2 * vector_width(4))))
     # one min per accumulator per k step (LLVM unrolls the k loop 2x by itself for some shapes and ISAs)
     assert min_max in (2 * rows, 4 * rows) and spills == 0 and instructions > min_max
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="reads x86 registers")
+def test_the_k_loop_is_code_a_machine_of_the_isa_runs():
+    """Under POLYFW_ISA=avx2 (or sse2) Numba compiles as for a machine of that ISA (tiling.code_cache's
+    features): no wider register, none of the 16 that only AVX-512 adds, no VEX encoding on SSE2. Shapes and
+    speeds measured that way are what such a machine gets."""
+    isa = target_isa()
+    loop = "\n".join(hot_loop(kernel_assembly(KernelOptions("int32", register_block=(4, 2 * vector_width(4))))))
+    registers = set(re.findall(r"\b([xyz]mm)(\d+)", loop))
+    assert registers, loop
+    wider = {"avx512": set(), "avx2": {"zmm"}, "sse2": {"ymm", "zmm"}}[isa]
+    assert not {kind for kind, _ in registers} & wider, loop
+    if isa != "avx512":
+        assert max(int(number) for _, number in registers) < 16, loop
+    if isa == "sse2":
+        assert not re.search(r"^\s+v\w+\s", loop, re.MULTILINE), loop
+
+    @njit
+    def added(a, b):  # a loop LLVM vectorizes as wide as the features allow
+        for i in range(a.size):
+            a[i] += b[i]
+
+    added(np.zeros(256, np.float32), np.ones(256, np.float32))
+    widest = {"avx512": "zmm", "avx2": "ymm", "sse2": "xmm"}[isa]
+    assert widest in next(iter(added.inspect_asm().values()))
+    assert not wider & set(re.findall(r"\b[xyz]mm", next(iter(added.inspect_asm().values()))))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int16"])

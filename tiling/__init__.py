@@ -1,9 +1,9 @@
 """The isl model of the Floyd–Warshall nest: domain, accesses, dependences, semirings;
 and what every layer above shares: isl helpers, the isl-AST-to-Python front end, the code cache."""
-from .code_cache import heal_numba_caches, prefer_wide_vectors
+from .code_cache import choose_cpu_features, heal_numba_caches
 from .exports import names_on_first_use
 
-prefer_wide_vectors()  # before Numba compiles anything, in any layer
+choose_cpu_features()  # before Numba compiles anything, in any layer
 heal_numba_caches()  # before any cache=True function loads, in any layer: a damaged cache file compiles again
 
 #: what `from tiling import X` offers, by the module that defines it: imported on first use, so that a

@@ -9,7 +9,8 @@ On Intel CPUs LLVM prefers 256-bit vectors even where AVX-512 exists, which
 halves the vectorised kernels (PERFORMANCE-NOTES); Numba reads the CPU
 features once, when it creates its code generator, so the preference is
 dropped here, at the bottom layer, which every package imports first
-(tiling/__init__.py calls prefer_wide_vectors).
+(tiling/__init__.py calls choose_cpu_features). Where POLYFW_ISA names a narrower ISA, the
+features are narrowed to it too.
 
 Faults heal: a damaged file in the cache (a generated module, its bytecode, Numba's index or
 data files, here or of the package's own cache=True kernels) is rewritten or removed with a
@@ -31,16 +32,22 @@ from types import ModuleType
 import numpy as np
 
 WIDE_VECTORS = "-prefer-256-bit"
+#: the LLVM feature taken off the host's where POLYFW_ISA narrows the kernels to an ISA this machine runs
+#: wider (codegen.intrinsics.target_isa), so that everything Numba compiles is what a machine of that ISA
+#: runs, 16 registers and all (LLVM drops what builds on a feature with it: -avx takes AVX2, FMA and AVX-512)
+NARROWING_FEATURE = {"avx2": "-avx512f", "sse2": "-avx"}
 log = logging.getLogger("polyfw")
 
 
-def prefer_wide_vectors() -> None:
-    """Add '-prefer-256-bit' to Numba's CPU features unless the user chose features already."""
+def choose_cpu_features() -> None:
+    """Numba's CPU features, unless the user chose them already: the host's, without '-prefer-256-bit', and
+    narrowed to POLYFW_ISA's ISA where it names one."""
     if "NUMBA_CPU_FEATURES" in os.environ:
         return
     import llvmlite.binding as llvm
 
-    features = f"{llvm.get_host_cpu_features().flatten()},{WIDE_VECTORS}"
+    narrowing = NARROWING_FEATURE.get(environment("POLYFW_ISA") or "")
+    features = ",".join([llvm.get_host_cpu_features().flatten(), WIDE_VECTORS, *([narrowing] if narrowing else [])])
     os.environ["NUMBA_CPU_FEATURES"] = features
     if "numba" in sys.modules:  # imported already: effective only if nothing was compiled yet
         sys.modules["numba"].config.CPU_FEATURES = features

@@ -146,7 +146,7 @@ class KernelOptions:
                              f"{MAX_VECTORS * width}) for {self.dtype} on {target_isa()}, got {self.register_block!r}")
         if registers_needed(rows, columns // width) > vector_registers():
             raise ValueError(f"register_block {self.register_block!r} needs {registers_needed(rows, columns // width)} "
-                             f"vector registers ({rows} x {columns // width} accumulators, a row of B, a broadcast); "
+                             f"vector registers ({rows} x {columns // width} accumulators, a row of B, a broadcast, a sum); "
                              f"{target_isa()} has {vector_registers()}")
 
     @property

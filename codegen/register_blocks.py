@@ -110,8 +110,10 @@ def pass_words(panel_pass: tuple[bool, int]) -> str:
 
 
 def registers_needed(rows: int, vectors: int) -> int:
-    """The block's accumulators, one row of B and the broadcast of a[i, k]."""
-    return rows * vectors + vectors + 1
+    """The block's accumulators, one row of B, the broadcast of a[i, k] and the sum a[i, k] + b before its min
+    (at 16 of 16, 4 x 3 vectors spilled 4 of them in its k loop under POLYFW_ISA=avx2 and ran int32 at n = 2048
+    38% slower than 6 x 2)."""
+    return rows * vectors + vectors + 2
 
 
 def fitting_shapes(isa: str | None = None) -> list[tuple[int, int]]:
@@ -246,11 +248,13 @@ def cached_choice(dtype: str, ring: str = "min-plus") -> BlockChoice | None:
     if cached is None:
         return None
     try:
-        return BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"]),
-                              "panel_pass": tuple(cached["panel_pass"])})
+        choice = BlockChoice(**{**cached, "source": "cached", "prefetch": tuple(cached["prefetch"]),
+                                "panel_pass": tuple(cached["panel_pass"])})
     except (TypeError, KeyError, ValueError) as error:  # an entry of another shape
         _report_damage(_choices_path(), f"entry {dtype}/{semiring(ring).name}: {type(error).__name__}: {error}")
         return None
+    # a shape chosen when the fit rule counted a register fewer is searched again, not refused
+    return choice if registers_needed(choice.rows, choice.vectors) <= vector_registers() else None
 
 
 def _store(key: str, choice: BlockChoice) -> None:

@@ -13,10 +13,12 @@ import schedules
 from codegen import floyd_warshall_nest
 from codegen.assembly import hot_loop, kernel_assembly, spill_report, stack_accesses
 from codegen.cpu import generate_cpu
-from codegen.intrinsics import ISAS, host_isa, runnable_isas, semiring_block, target_isa, vector_width
+from codegen.intrinsics import (ISAS, host_isa, runnable_isas, semiring_block, target_isa, vector_registers,
+                               vector_width)
 from codegen.kernels import KernelOptions
 from codegen import register_blocks
-from codegen.register_blocks import BlockChoice, choose_register_block, fitting_shapes, search_shapes
+from codegen.register_blocks import (BlockChoice, choose_register_block, fitting_shapes, registers_needed,
+                                     search_shapes)
 from polyfw.graphs import as_dense, random_graph
 
 # every test here depends on the ISA: `make test` runs them again under each narrower one the machine executes
@@ -60,10 +62,12 @@ def test_every_shape_that_fits_the_isa_is_exact(isa, dtype):
 
 
 def test_fitting_shapes_follow_the_register_file():
-    # accumulators + a row of B + the broadcast: 8 x 2 fits 32 registers and not 16, 4 x 2 both
+    # accumulators + a row of B + the broadcast + the sum before its min: 8 x 2 fits 32 registers and not 16,
+    # 4 x 2 both; 4 x 3 and 14 x 1 would take all 16 and leave the sum none
     assert len(fitting_shapes("avx512")) == 45
     assert (8, 2) in fitting_shapes("avx512") and (8, 2) not in fitting_shapes("avx2")
-    assert (4, 2) in fitting_shapes("avx2") and (14, 1) in fitting_shapes("avx2") and (15, 1) not in fitting_shapes("avx2")
+    assert (4, 2) in fitting_shapes("avx2") and (13, 1) in fitting_shapes("avx2") and (6, 2) in fitting_shapes("avx2")
+    assert (14, 1) not in fitting_shapes("avx2") and (4, 3) not in fitting_shapes("avx2")
     # the search skips blocks that leave most registers idle
     assert (1, 1) not in search_shapes("avx512") and (13, 2) in search_shapes("avx512")
 
@@ -231,6 +235,17 @@ def test_a_block_measured_under_one_isa_is_never_read_under_another(empty_cache,
             assert register_blocks.cached_choice("float32") is None, isa
             assert isa in register_blocks.cpu_key()
     assert register_blocks.cached_choice("float32").source == "cached"
+
+
+def test_a_cached_block_that_no_longer_fits_is_searched_again(empty_cache):
+    """A shape measured under an older fit rule (one register fewer) is not read back, so no kernel refuses it."""
+    with forced_isa("avx2") if "avx2" in runnable_isas() else pytest.MonkeyPatch.context():
+        rows = vector_registers() // 4  # 4 x 3 on 16 registers: 12 + 3 + 1 fitted the old rule, not this one
+        register_blocks._store("float32/min-plus", BlockChoice(rows, 3, source="measured"))
+        fits = registers_needed(rows, 3) <= vector_registers()
+        assert (register_blocks.cached_choice("float32") is not None) == fits
+        register_blocks._store("float32/min-plus", BlockChoice(2, 2, source="measured"))
+        assert register_blocks.cached_choice("float32").rows == 2
 
 
 def test_a_block_too_large_for_the_registers_is_seen_spilling():

@@ -65,10 +65,9 @@ def test_the_kernel_is_narrowed_to_the_isa_polyfw_is_shaped_for():
     assert (vector_bytes, registers) == ISAS[target_isa()]
     defined = subprocess.run(["g++", *compiler_flags(), "-dM", "-E", "-x", "c++", "/dev/null"], check=True,
                              capture_output=True, text=True).stdout
-    macros = {"AVX-512": "__AVX512F__", "AVX2": "__AVX__", "SSE2": "__SSE2__"}
-    for isa_name in ("AVX-512", "AVX2", "SSE2")[("AVX-512", "AVX2", "SSE2").index(name):] if name in macros else ():
-        assert f"#define {macros[isa_name]} " in defined, (isa_name, compiler_flags())
-    wider = {"AVX2": ("__AVX512F__",), "SSE2": ("__AVX512F__", "__AVX__")}.get(name, ())
-    assert not [macro for macro in wider if f"#define {macro} " in defined], compiler_flags()
+    widest_first = {"AVX-512": "__AVX512F__", "AVX2": "__AVX__", "SSE2": "__SSE2__"}  # each ISA's g++ macro
+    kept = list(widest_first).index(name)
+    present = [f"#define {macro} " in defined for macro in widest_first.values()]
+    assert all(present[kept:]) and not any(present[:kept]), (present, compiler_flags())
     loop = " ".join(hot_loop("float32", (4, 3)))
     assert not [register for register in {32: ("zmm",), 16: ("ymm", "zmm")}.get(vector_bytes, ()) if register in loop]

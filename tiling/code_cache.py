@@ -40,14 +40,14 @@ log = logging.getLogger("polyfw")
 
 
 def choose_cpu_features() -> None:
-    """Numba's CPU features, unless the user chose them already: the host's, without '-prefer-256-bit', and
-    narrowed to POLYFW_ISA's ISA where it names one."""
+    """Numba's CPU features, unless the user chose them already: the host's, without LLVM's preference for
+    256-bit vectors, and narrowed to POLYFW_ISA's ISA where it names one."""
     if "NUMBA_CPU_FEATURES" in os.environ:
         return
     import llvmlite.binding as llvm
 
     narrowing = NARROWING_FEATURE.get(environment("POLYFW_ISA") or "")
-    features = ",".join([llvm.get_host_cpu_features().flatten(), WIDE_VECTORS, *([narrowing] if narrowing else [])])
+    features = ",".join(filter(None, [llvm.get_host_cpu_features().flatten(), WIDE_VECTORS, narrowing]))
     os.environ["NUMBA_CPU_FEATURES"] = features
     if "numba" in sys.modules:  # imported already: effective only if nothing was compiled yet
         sys.modules["numba"].config.CPU_FEATURES = features

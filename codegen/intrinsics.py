@@ -74,20 +74,24 @@ def vector_registers(isa: str | None = None) -> int:
     return ISAS[isa or target_isa()][1]
 
 
+def _prefetch_call(context, builder, signature, args, write: int, locality: int) -> None:
+    """llvm.prefetch of the line that holds args[0][args[1:]] (an array and one index per dimension)."""
+    array_type = signature.args[0]
+    array_value = context.make_array(array_type)(context, builder, args[0])
+    pointer = cgutils.get_item_pointer(context, builder, array_type, array_value, list(args[1:]))
+    function = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [_I8_POINTER, _I32, _I32, _I32]), "llvm.prefetch.p0")
+    # (address, write, locality, data cache)
+    builder.call(function, [builder.bitcast(pointer, _I8_POINTER), _I32(write), _I32(locality), _I32(1)])
+
+
 def _prefetch(locality: int):
     """An intrinsic prefetch(array, i, j) asking for array[i, j]'s line for writing, `locality`
     3 = into L1 (kept in every level), 2 = into L2."""
     @intrinsic
     def prefetch(typingctx, array, i, j):
         def codegen(context, builder, signature, args):
-            array_type = signature.args[0]
-            array_value = context.make_array(array_type)(context, builder, args[0])
-            pointer = cgutils.get_item_pointer(context, builder, array_type, array_value, [args[1], args[2]])
-            function = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), [_I8_POINTER, _I32, _I32, _I32]),
-                "llvm.prefetch.p0")
-            # (address, write, locality, data cache)
-            builder.call(function, [builder.bitcast(pointer, _I8_POINTER), _I32(1), _I32(locality), _I32(1)])
+            _prefetch_call(context, builder, signature, args, 1, locality)
             return context.get_dummy_value()
 
         return types.void(array, i, j), codegen
@@ -99,6 +103,17 @@ def _prefetch(locality: int):
 prefetch = _prefetch(3)
 #: array[i, j]'s line into L2 (C further ahead: into L1 it would push B's strip out)
 prefetch_l2 = _prefetch(2)
+
+
+@intrinsic
+def prefetch_read(typingctx, array, i):
+    """Ask for the line of a one-dimensional array[i] into L1, to be read: a graph search's next rows,
+    which no hardware prefetcher can guess (each starts where the row offsets say)."""
+    def codegen(context, builder, signature, args):
+        _prefetch_call(context, builder, signature, args, 0, 3)
+        return context.get_dummy_value()
+
+    return types.void(array, i), codegen
 
 
 def _ahead(fetch):

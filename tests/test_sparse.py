@@ -280,6 +280,22 @@ def test_a_full_bucket_slot_sends_its_overflow_to_the_far_set(workers, deadline)
         assert np.array_equal(dist, expected[row])
 
 
+def test_a_vertex_first_reached_in_the_bucket_of_the_unreached_mark_joins_that_bucket():
+    """A vertex joins a later bucket only when its distance was in another bucket; an int32 'unreached'
+    mark is a distance too, and with delta past half of it a reached vertex shares its bucket (1 here):
+    vertex 1 must still join bucket 1, or vertex 2 behind it is never reached."""
+    from polyfw.sparse.csr import _from_arrays
+    from polyfw.sparse.kernels import UNREACHED_INT32, stepping
+
+    csr = _from_arrays(3, np.array([0, 1]), np.array([1, 2]), np.array([1.5e9, 1.0]))
+    for workers in (1, 2):
+        dist = np.full(3, UNREACHED_INT32, dtype=np.int32)
+        log = np.empty((16, 5), dtype=np.int64)
+        assert stepping(csr.indptr, csr.indices, csr.weights.astype(np.int32), 0, dist, 1.2e9, 4, 3, workers, -1,
+                        team_deadline(), log)[0]
+        assert dist.tolist() == [0, 1_500_000_000, 1_500_000_001]
+
+
 def test_the_bucket_width_is_the_mean_weight_over_the_mean_degree_and_its_slots_reach_the_heaviest():
     """Six arcs of mean weight 10 among three vertices: width 5. An edgeless graph: width 1 (mean weight 1).
     A sparse graph (0.5 arcs a vertex): the mean weight, not more. The slots reach heaviest / width + 2
@@ -342,12 +358,14 @@ def test_the_atomic_min_lowers_only_to_smaller_values_on_float64_and_int32_dista
     def lower_all(bits, values):
         return [_lower(bits, 0, value) for value in values]
 
-    expected = [True, False, False, True, True, False]
+    # (lowered, the distance before): the bucket it was in tells whether it is in a later bucket's slot already
     dist = np.full(1, np.inf)
-    assert lower_all(dist.view(np.int64), np.array([7.0, 9.0, 7.0, 3.0, -0.0, 0.0])) == expected
+    assert lower_all(dist.view(np.int64), np.array([7.0, 9.0, 7.0, 3.0, -0.0, 0.0])) == [
+        (True, np.inf), (False, 7.0), (False, 7.0), (True, 7.0), (True, 3.0), (False, 0.0)]
     assert dist[0] == 0.0
     dist = np.full(1, UNREACHED_INT32, dtype=np.int32)
-    assert lower_all(dist, np.array([7, 9, 7, 3, 0, 0], dtype=np.int64)) == expected and dist[0] == 0
+    assert lower_all(dist, np.array([7, 9, 7, 3, 0, 0], dtype=np.int64)) == [
+        (True, UNREACHED_INT32), (False, 7), (False, 7), (True, 7), (True, 3), (False, 0)] and dist[0] == 0
 
 
 @pytest.mark.parametrize("weights, n, integral", [

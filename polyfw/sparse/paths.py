@@ -21,7 +21,7 @@ from .team import team_deadline
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
 SEARCH_TARGETS = ("cpu", "cuda", "cudasim")
-#: delta-stepping's bounds on bucket slots (see bucket_slots; BUCKET_SLOTS <= kernels.SLOT_MARKS)
+#: delta-stepping's bounds on bucket slots (see bucket_slots)
 BUCKET_SLOTS, SLOT_ENTRIES = 255, 2**26
 
 

@@ -96,7 +96,6 @@ def _top_down_share(indptr, indices, queue, head, count, parent, level, levels, 
         if first >= count:
             break
         for f in range(head + first, head + last):
-            _fetch_ahead(queue, f, head + last, indptr, indices, indices, indptr)
             u = np.uint64(queue[f])  # unsigned: no wrap-around checks (_bottom_up_share)
             for e in range(np.uint64(indptr[u]), np.uint64(indptr[u + np.uint64(1)])):
                 v = np.uint64(indices[e])
@@ -651,8 +650,8 @@ def _first_lowering(indices, weights, dist, du, e, end):
 
 #: frontier vertices ahead of the one a worker relaxes whose distance and row offsets, and whose first
 #: edges, it asks the caches for: a row starts wherever the offsets say, so no hardware prefetcher
-#: finds it, and each vertex began with a miss to memory (Kronecker and uniform scale-18 searches
-#: 1.3-1.6x faster with these, 2 threads)
+#: finds it, and each vertex began with a miss to memory (Kronecker and uniform searches of scales 16
+#: and 18 took 1.1-1.3x less time with these, 2 threads of an Intel Xeon)
 OFFSETS_AHEAD, EDGES_AHEAD = 4, 2
 
 
@@ -660,7 +659,8 @@ OFFSETS_AHEAD, EDGES_AHEAD = 4, 2
 def _fetch_ahead(items, f, last, indptr, indices, weights, dist):
     """Prefetches for a worker at items[f] of its claim items[..last]: the distance and row offsets
     of the vertex OFFSETS_AHEAD on, the first edges of the one EDGES_AHEAD on (its offsets already
-    asked for). A search without weights or distances (BFS) passes indices and indptr for them."""
+    asked for). (BFS's top-down steps took the same time with these: most of its edges are read
+    bottom-up, in vertex order.)"""
     if f + OFFSETS_AHEAD < last:
         ahead = np.uint64(items[f + OFFSETS_AHEAD])
         prefetch_read(indptr, ahead)

@@ -1,5 +1,6 @@
 """The LLVM intrinsics the CPU kernels are built from, one test each."""
 import os
+import re
 import subprocess
 import sys
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from codegen.intrinsics import prefetch, semiring_block, vector_width
+from codegen.intrinsics import prefetch, prefetch_read, semiring_block, vector_width
 from tiling.semirings import top
 
 UFUNCS = {"min": np.minimum, "max": np.maximum, "add": np.add}
@@ -84,6 +85,21 @@ def test_prefetch_changes_nothing():
     a = np.arange(12.0).reshape(3, 4)
     touch(a)
     assert np.array_equal(a, np.arange(12.0).reshape(3, 4))
+
+
+def test_prefetch_read_asks_for_a_line_to_read_and_changes_nothing():
+    """llvm.prefetch's second argument is 0 (read) for prefetch_read, 1 (write) for prefetch."""
+    @njit
+    def touch(a, rows):
+        for i in range(a.shape[0]):
+            prefetch_read(a, i)
+            prefetch(rows, i % rows.shape[0], 0)
+
+    a, rows = np.arange(5), np.zeros((2, 3))
+    touch(a, rows)
+    assert np.array_equal(a, np.arange(5)) and not rows.any()
+    calls = re.findall(r"call void @llvm\.prefetch\.p0\([^,]*, i32 (\d), i32 (\d)", touch.inspect_llvm(touch.signatures[0]))
+    assert sorted(set(calls)) == [("0", "3"), ("1", "3")]
 
 
 FORCED_ISA = """

@@ -15,8 +15,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from codegen.intrinsics import (bits_float, compare_and_swap, cycles, fence, fetch_add, float_bits, load_acquire,
-                                prefetch_read,
-                                prange_only, trailing_zeros)
+                                prange_only, prefetch_read, trailing_zeros)
 from tiling.code_cache import parallel_above
 
 from .team import APPENDED, LOWEST, NOTHING_LOWER, STEP_ROWS, SUMMED, TEAM_WORDS, join, lower, next_step, step_rows

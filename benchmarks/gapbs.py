@@ -14,9 +14,10 @@ Python), one right after the other, the side that goes first alternating, and al
 times. polyfw runs in a process of its own, which loads the graph once and is stopped while GAPBS
 runs: this one never starts OpenMP threads, and under OMP_WAIT_POLICY=active the child's spin on the
 cores after every parallel region. Each side's turn starts with --warm-ups untimed searches of each kind
-(default 1): GAPBS's process has just read its graph, where polyfw's wakes with its caches taken by
+(default 3): GAPBS's process has just read its graph, where polyfw's wakes with its caches taken by
 GAPBS's turn (on a 2-vCPU Xeon guest, even a 0.5 s pause alone slowed polyfw's next Kronecker-16 BFS
-3.7x and the three after it 1.1-1.4x). The speed is the median, over every (root, pass), of GAPBS's median
+3.7x and the three after it 1.1-1.4x; with one warm-up, polyfw's uniform-18 BFS read 4.11 ms in its
+turns against 3.13 alone in a process, with three 3.14, GAPBS's 3.3-3.7 and 3.17 ms). The speed is the median, over every (root, pass), of GAPBS's median
 trial over polyfw's from that root in that pass: a pair timed seconds apart, so that the shared
 machine's drift (2x within minutes on some hosts) falls on both sides of it; the middle half of those
 pairs is printed beside it. The times are the median over roots of each root's median over all its
@@ -50,7 +51,7 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--scales", type=int, nargs="+", default=[16, 18])
     parser.add_argument("--roots", type=int, default=32)
     parser.add_argument("--trials", type=int, default=3, help="searches per root on each side, each pass")
-    parser.add_argument("--warm-ups", type=int, default=1,
+    parser.add_argument("--warm-ups", type=int, default=3,
                         help="untimed searches each side runs from a root before its trials, each turn")
     parser.add_argument("--passes", type=int, default=2,
                         help="rounds over the roots, each root timed on both sides in turn")

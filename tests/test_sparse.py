@@ -146,12 +146,37 @@ def test_parents_are_pulled_in_row_order_until_a_lightest_first_copy_pays():
         into = csr.reverse
         for search in range(PULLS_BEFORE_LIGHTEST_FIRST + 2):
             assert ("lightest_first" in into.__dict__) == (search > PULLS_BEFORE_LIGHTEST_FIRST)
-            dist, parent = sssp(csr, 0)
+            dist, parent = sssp(csr, 0, method="delta-stepping")
             validate_sssp(csr, 0, dist, parent)
             assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=0))
         indices, weights = into.lightest_first
         assert weights.dtype == np.int32 and (np.diff(weights[into.indptr[7]:into.indptr[7] + 2]) >= 0).all()
         assert "lightest_first" not in csr.__dict__ or not directed
+
+
+def test_auto_is_dijkstra_below_the_arcs_a_team_pays_for_and_delta_stepping_above(monkeypatch):
+    """sssp(method='auto') on fewer than DIJKSTRA_BELOW_ARCS arcs never starts delta-stepping's team (a
+    search that would refuses here); with the bound at 0 it does, and with steps= it does whatever the size."""
+    from polyfw.sparse import paths
+
+    csr = GRAPHS["rmat"]
+    expected = scipy_dijkstra(_scipy(csr), indices=0)
+    stepping = paths._stepping
+
+    def refused(*args, **kwargs):
+        raise AssertionError("delta-stepping ran")
+
+    monkeypatch.setattr(paths, "_stepping", refused)
+    dist, parent = sssp(csr, 0)
+    assert csr.m < paths.DIJKSTRA_BELOW_ARCS and np.array_equal(dist, expected)
+    validate_sssp(csr, 0, dist, parent)
+    with pytest.raises(AssertionError, match="delta-stepping ran"):
+        sssp(csr, 0, steps=[])
+    monkeypatch.setattr(paths, "DIJKSTRA_BELOW_ARCS", 0)
+    with pytest.raises(AssertionError, match="delta-stepping ran"):
+        sssp(csr, 0)
+    monkeypatch.setattr(paths, "_stepping", stepping)
+    assert np.array_equal(sssp(csr, 0)[0], expected)
 
 
 @pytest.mark.parametrize("name", GRAPHS)
@@ -218,10 +243,10 @@ def test_parents_pushed_or_pulled_are_trees_of_tight_edges():
     dense[rng.random((80, 80)) < 0.85] = np.inf
     directed = as_csr(dense)
     assert not directed.has_reverse
-    pushed = sssp(directed, 0)
+    pushed = sssp(directed, 0, method="delta-stepping")
     transposed = directed.reverse
     assert directed.has_reverse and transposed is not directed
-    pulled = sssp(directed, 0)
+    pulled = sssp(directed, 0, method="delta-stepping")
     for dist, parent in (pushed, pulled):
         validate_sssp(directed, 0, dist, parent)
     undirected = as_csr(dense, directed=False)
@@ -342,7 +367,7 @@ def test_a_vertex_lowered_many_times_into_one_later_bucket_is_found_exactly():
         for count in {1, threads}:
             numba.set_num_threads(count)
             assert np.array_equal(delta_stepping(csr, 0, 8.0), expected)
-            dist, parent = sssp(csr, 0)
+            dist, parent = sssp(csr, 0, method="delta-stepping")
             assert np.array_equal(dist, expected)
             validate_sssp(csr, 0, dist, parent)
     finally:
@@ -400,7 +425,7 @@ def test_sssp_on_integer_weights_returns_floats_with_inf_and_a_tree(lightest, he
     for directed in (True, False):
         csr = as_csr(dense, directed=directed)
         assert (csr.integer_weights is not None) == (heaviest == 1000)
-        dist, parent = sssp(csr, 20)
+        dist, parent = sssp(csr, 20, method="delta-stepping")
         assert dist.dtype == np.float64 and np.isinf(dist[:10]).all() and (parent[:10] == -1).all()
         assert parent[20] == 20
         assert np.array_equal(dist, scipy_dijkstra(_scipy(csr), indices=20))

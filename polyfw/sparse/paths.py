@@ -21,6 +21,10 @@ from .team import team_deadline
 SSSP_METHODS = ("auto", "dijkstra", "delta-stepping", "bellman-ford")
 #: where a search runs: this CPU, or a CUDA GPU ('cudasim': the same kernels in Numba's simulator)
 SEARCH_TARGETS = ("cpu", "cuda", "cudasim")
+#: below this many arcs sssp's method 'auto' is Dijkstra: a team's parallel region costs more than the search
+#: (R-MAT scale 6 / 12 / 14 on a CSRGraph, passive waiting, 2 threads of an Intel Xeon: delta-stepping 276 / 1,726
+#: / 3,186 us, Dijkstra 8 / 854 / 3,918; scipy's dijkstra 23 / 915 / 3,928)
+DIJKSTRA_BELOW_ARCS = 2**17
 #: delta-stepping's bounds on bucket slots (see bucket_slots)
 BUCKET_SLOTS, SLOT_ENTRIES = 255, 2**26
 
@@ -104,8 +108,9 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     method: 'dijkstra' (non-negative weights, serial), 'delta-stepping' (non-negative weights,
     parallel over each bucket's frontier), 'bellman-ford' (any weights, rounds over the out-edges
     of the vertices the last round improved; NegativeCycleError naming a vertex on a cycle
-    reachable from the source) or 'auto' (delta-stepping unless a weight is
-    negative, then Bellman-Ford). steps: delta-stepping's rounds, as delta_stepping's."""
+    reachable from the source) or 'auto' (Bellman-Ford if a weight is negative, else Dijkstra on
+    fewer than DIJKSTRA_BELOW_ARCS arcs, else delta-stepping). steps: delta-stepping's rounds, as
+    delta_stepping's ('auto' then runs delta-stepping whatever the graph's size)."""
     if method not in SSSP_METHODS:
         raise ValueError(f"method must be one of {', '.join(SSSP_METHODS)}, got {method!r}")
     gpu = _on_gpu(graph, target)
@@ -125,6 +130,8 @@ def sssp(graph, source: int, method: str = "auto", directed: bool = True, steps:
     negative = csr.lightest < 0
     if method in ("dijkstra", "delta-stepping") and negative:
         raise GraphInputError(f"{method} needs non-negative weights; use method='bellman-ford'")
+    if method == "auto" and csr.m < DIJKSTRA_BELOW_ARCS and steps is None:
+        method = "dijkstra"
     if method in ("delta-stepping", "auto") and not negative:
         found, _, log = _stepping(csr, source)
         _log_steps(log, steps)

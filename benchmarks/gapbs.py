@@ -17,9 +17,9 @@ cores after every parallel region. Each side's turn starts with --warm-ups untim
 (default 3): GAPBS's process has just read its graph, where polyfw's wakes with its caches taken by
 GAPBS's turn (on a 2-vCPU Xeon guest, even a 0.5 s pause alone slowed polyfw's next Kronecker-16 BFS
 3.7x and the three after it 1.1-1.4x; with one warm-up, polyfw's uniform-18 BFS read 4.11 ms in its
-turns against 3.13 alone in a process, with three 3.14, GAPBS's 3.3-3.7 and 3.17 ms). The speed is the median, over every (root, pass), of GAPBS's median
-trial over polyfw's from that root in that pass: a pair timed seconds apart, so that the shared
-machine's drift (2x within minutes on some hosts) falls on both sides of it; the middle half of those
+turns against 3.13 alone in a process, with three 3.14, GAPBS's 3.3-3.7 and 3.17 ms). The speed is the
+median, over every (root, pass), of GAPBS's median trial over polyfw's from that root in that pass: a
+pair timed seconds apart, so that the shared machine's drift (2x within minutes on some hosts) falls on both sides of it; the middle half of those
 pairs is printed beside it. The times are the median over roots of each root's median over all its
 trials. Every polyfw answer passes Graph500's rules, and its levels and distances equal scipy's on the
 first roots. TEPS, one definition for both: the undirected edges of the root's component over the

@@ -22,10 +22,6 @@ from ..sparse.kernels import breadth_first_from_sources, discovery_order, path_s
 from ..sparse.paths import dijkstra_rows, potentials, sssp, worker_count
 from .graph import ArcWeights, PolyfwGraph, python_numbers
 
-#: below this many arcs one Dijkstra beats delta-stepping's parallel buckets (2-core Zen 3, weights 1-100:
-#: 16,000 arcs 0.8 against 1.5 ms; 160,000 arcs 9.8 against 5.7 ms)
-SERIAL_DIJKSTRA_ARCS = 2**16
-
 #: all-pairs searches run this many (source, node) entries at a time: 32 MiB of distances
 BLOCK_ENTRIES = 2**22
 
@@ -228,9 +224,8 @@ def single_source_dijkstra_path_length(G: PolyfwGraph, source, cutoff=None, weig
     weights = G.arc_weights(weight)
     start = _position(G, source, f"Node {source} not found in graph")
     csr = G.csr(weights)
-    method = "bellman-ford" if weights.lightest < 0 else "dijkstra" if csr.m < SERIAL_DIJKSTRA_ARCS else "auto"
-    with _unbounded(ContradictoryPaths):
-        distances, _ = sssp(csr, start, method=method)
+    with _unbounded(ContradictoryPaths):  # 'auto': Bellman-Ford, Dijkstra or delta-stepping (paths.sssp)
+        distances, _ = sssp(csr, start)
     return _by_distance(G, distances, weights.integral, cutoff)
 
 

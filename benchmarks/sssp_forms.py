@@ -7,9 +7,11 @@ before and after), or a BFS (levels and parents from one search) across trees. N
 
 Each round runs every tree once, in turn, in a process of its own (Python's imports cannot hold two
 trees), and under each OMP_WAIT_POLICY of --waits in turn (default: the environment's), so that active
-and passive waiting are compared in one run; a process calls each form from every root, alternating
-forms root by root. The figure is the
-median over rounds of the median over roots; answers are checked equal between forms (in the child)
+and passive waiting are compared in one run; every other round takes the runs in reverse order, and a
+process calls each form from every root, alternating forms root by root. The figure is the median over
+rounds of the median over roots, and beside it the median over rounds of each run's time over the first
+run's in the same round, with the lowest and highest of those ratios (the host's speed drifts within a
+run: a round's pair is timed within seconds); answers are checked equal between forms (in the child)
 and trees (a digest of the distances or levels: BFS parents may differ between equally right runs).
 """
 from __future__ import annotations
@@ -80,6 +82,17 @@ def child(graph: Path, search: str) -> dict:
     return {"seconds": seconds, "digest": digest}
 
 
+def paired_ratios(found_runs: list[dict], first_runs: list[dict], forms: tuple[str, ...]) -> list[str]:
+    """Per form, the median over rounds of this run's time over the first run's in the same round, and the
+    lowest and highest of those ratios: a difference the rounds' spread covers is none."""
+    cells = []
+    for form in forms:
+        ratios = sorted(median(found["seconds"][form]) / median(first["seconds"][form])
+                        for found, first in zip(found_runs, first_runs))
+        cells.append(f"{median(ratios):.3f} ({ratios[0]:.2f}-{ratios[-1]:.2f})")
+    return cells
+
+
 def main(arguments: argparse.Namespace) -> None:
     forms = FORMS[arguments.search]
     if arguments.child is not None:
@@ -91,7 +104,8 @@ def main(arguments: argparse.Namespace) -> None:
     title = {"sssp": "delta-stepping with and without parents, interleaved",
              "bfs": "BFS (levels and parents), interleaved"}[arguments.search]
     table = Table("sssp_forms", title, ["graph", "tree", "waiting", *(f"{form} ms" for form in forms)]
-                  + (["parents cost"] if len(forms) == 2 else []),
+                  + (["parents cost"] if len(forms) == 2 else [])
+                  + [f"{form} / first run's (spread)" for form in forms],
                   note=f"{arguments.roots} roots, {arguments.rounds} rounds, medians; trees: "
                        + ", ".join(str(tree) for tree in trees))
     with tempfile.TemporaryDirectory(prefix="polyfw-sssp-forms-") as work:
@@ -105,8 +119,8 @@ def main(arguments: argparse.Namespace) -> None:
                 np.savez(saved, n=edges.n, source=edges.source, target=edges.target, weight=edges.weight,
                          roots=roots)
                 rounds: dict[tuple[Path, str], list[dict]] = {run: [] for run in runs}
-                for _ in range(arguments.rounds):
-                    for tree, wait in runs:
+                for at in range(arguments.rounds):
+                    for tree, wait in (runs if at % 2 == 0 else runs[::-1]):  # no run always first
                         done = subprocess.run(
                             [sys.executable, str(tree / "benchmarks" / "sssp_forms.py"), "--child", str(saved),
                              "--search", arguments.search],
@@ -120,7 +134,8 @@ def main(arguments: argparse.Namespace) -> None:
                     ms = [1e3 * median(median(found["seconds"][form]) for found in rounds[tree, wait])
                           for form in forms]
                     table.add(f"{kind}, scale {scale}", tree.name, wait, *(round(value, 2) for value in ms),
-                              *([f"{ms[1] / ms[0] - 1:+.1%}"] if len(ms) == 2 else []))
+                              *([f"{ms[1] / ms[0] - 1:+.1%}"] if len(ms) == 2 else []),
+                              *paired_ratios(rounds[tree, wait], rounds[runs[0]], forms))
     table.record()
 
 

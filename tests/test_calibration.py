@@ -139,6 +139,23 @@ def test_two_families_tell_a_calls_cost_from_a_relaxations():
     assert calibrate._element_load(spilled, calibration) == pytest.approx(3e-9, rel=1e-6)
 
 
+def test_each_schedule_is_calibrated_from_its_median_run_not_its_fastest(monkeypatch):
+    """The model is rated against (and users meet) median times: a calibration fitted to each schedule's
+    fastest run misses the stragglers a barrier waits for."""
+    times = iter([5.0, 1.0, 4.0, 2.0, 3.0])
+
+    def scripted(self, n, tile, runtime="barrier", driver="auto", family=("classic", {})):
+        seconds = next(times)
+        return seconds * 2.0, {"seconds": seconds}, 2.0  # (seconds at the reference speed, record, scale)
+
+    monkeypatch.setattr(calibrate._Host, "run", scripted)
+    monkeypatch.setattr(calibrate, "run_profile",
+                        lambda record: RunProfile(record["seconds"], 2, {"DD": record["seconds"]}))
+    host = calibrate._Host("float32", 1.0)
+    [run] = host.profiled(128, [64], 5, families=lambda n, tile: [("classic", {})])
+    assert run.profile.seconds == 6.0 and run.profile.parts == {"DD": 6.0}  # the median, 3 s, at the reference speed
+
+
 def test_rates_between_calibrated_tiles_are_interpolated_and_beyond_them_the_nearest():
     calibration = _calibration()
     dd = ROLES.index("DD")

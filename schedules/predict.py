@@ -8,7 +8,7 @@ last-level cache, the elements its task loads at the measured cost of an
 element from memory; a stage under packed operands (schedules.packing) first
 copies the operand blocks its products read, and those products run at the
 rate measured on micro-panels, loading only the block they write; a task costs a dispatch; a barrier runtime adds each
-stage's start and barrier and the driver's serial time per call; a dataflow
+stage's start and barrier, the stragglers it waits for, and the driver's serial time per call; a dataflow
 runtime adds its own time per call (a layer product's layers are one call,
 StageView.call_start). The tasks of each stage
 (or the tile-layers, as dataflow) are list-scheduled on the calibrated
@@ -50,6 +50,10 @@ class Calibration:
     private_cache_bytes: int = 0
     #: driver form -> a stage's start and barrier (barrier runtime), seconds
     stage: dict[str, float] = field(default_factory=dict)
+    #: barrier runtime: the share of a stage's length added by waiting for its slowest thread beyond the
+    #: uneven split of its tasks (a shared host's threads do not run at one speed; a dataflow runtime's
+    #: idle thread takes other work instead)
+    straggle: float = 0.0
     #: driver form -> the driver's serial seconds per call of a tile kernel (a compiled one writes each
     #: stage's task list; a replayed one has them recorded)
     driver: dict[str, float] = field(default_factory=dict)
@@ -267,7 +271,7 @@ def predict(view: StageView, calibration: Calibration, runtime: str = "barrier",
     if runtime == "barrier":
         lengths[view.task_start[:-1]] += calibration.task
         in_stages, _ = stage_barrier_times(view, threads, lengths)
-        parts["waiting in stages"] = in_stages - float(work.sum() + memory.sum()) / threads
+        parts["waiting in stages"] = in_stages * (1 + calibration.straggle) - float(work.sum() + memory.sum()) / threads
         parts["between stages"] = (view.n_stages * calibration.stage.get(driver, 0.0)
                                    + calls * calibration.driver.get(driver, 0.0))
         parts["runtime"] = 0.0

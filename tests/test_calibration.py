@@ -52,6 +52,26 @@ def test_a_prediction_is_the_sum_of_its_parts_and_reads_every_part_of_the_calibr
     assert "DD" in barrier.explain() and "predicted" in barrier.explain().splitlines()[-1]
 
 
+def test_stragglers_lengthen_a_barrier_runtimes_stages_and_not_a_dataflow_runtimes():
+    view = tile_view(build("classic", 256, 32))
+    even, uneven = _calibration(), _calibration(straggle=0.1)
+    before, after = predict(view, even, "barrier", "compiled"), predict(view, uneven, "barrier", "compiled")
+    spans = sum(before.parts[part] for part in (*ROLES, "memory", "waiting in stages"))
+    assert after.parts["waiting in stages"] - before.parts["waiting in stages"] == pytest.approx(0.1 * spans)
+    assert predict(view, uneven, "dataflow").seconds == predict(view, even, "dataflow").seconds
+
+
+def test_a_stages_start_a_call_and_the_stragglers_are_told_apart():
+    truth = _calibration(stage={"compiled": 30e-6}, driver={"compiled": 80e-9}, task=0.0, straggle=0.07)
+    runs = [calibrate._Run(view, RunProfile(predict(view, truth, driver="compiled").seconds, 2, {}), "compiled")
+            for n in (256, 512, 1024) for tile in (32, 128) for family, params in calibrate._families(n, tile)
+            for view in [tile_view(build(family, n, tile, **params))]]
+    fitted = calibrate._overheads(runs, _calibration(stage={}, driver={}, task=0.0))
+    assert fitted.stage["compiled"] == pytest.approx(30e-6, rel=1e-6)
+    assert fitted.driver["compiled"] == pytest.approx(80e-9, rel=1e-6)
+    assert fitted.task == pytest.approx(0.0, abs=1e-12) and fitted.straggle == pytest.approx(0.07, rel=1e-6)
+
+
 def test_out_of_cache_a_task_pays_for_the_elements_it_loads_and_keeping_blocks_saves_it():
     calibration = _calibration(element_load={1 << 12: {32: 1e-9, 128: 2e-9}}, in_cache_bytes=1 << 10)  # all spill
     classic, kept = (tile_view(build(f, 512, 128, **kw)) for f, kw in (("classic", {}), ("generalized", {"kappa": 4})))

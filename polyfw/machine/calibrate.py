@@ -234,25 +234,28 @@ def _element_load(runs: Sequence[_Run], calibration: Calibration) -> float:
 
 
 def _overheads(runs: Sequence[_Run], calibration: Calibration) -> Calibration:
-    """The calibration with, per driver form, a stage's seconds and the driver's per call, and the
-    thread-seconds per task: fitted (non-negative least squares, each run weighted by its length) to
-    each run's time beyond its tile-layers and the model's uneven split of them (the second family's
-    tasks and calls are fewer than its tile-layers, which tells the three apart)."""
+    """The calibration with, per driver form, a stage's seconds and the driver's per call, the
+    thread-seconds per task, and the share of a stage's length its stragglers add: fitted (non-negative
+    least squares, each run weighted by its length) to each run's time beyond its tile-layers and the
+    model's uneven split of them (the second family's tasks and calls are fewer than its tile-layers,
+    and the stages' lengths grow with the work, which tells the four apart)."""
     from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
 
     forms = sorted({run.form for run in runs})
     rows, beyond = [], []
     for run in runs:
-        row = np.zeros(2 * len(forms) + 1)
+        row = np.zeros(2 * len(forms) + 2)
         at = 2 * forms.index(run.form)
         row[at], row[at + 1] = run.view.n_stages, run.view.call_start.sum()
-        row[-1] = run.view.n_tasks / run.profile.threads
-        modelled = predict(run.view, calibration, driver=run.form).seconds
+        row[-2] = run.view.n_tasks / run.profile.threads
+        modelled = predict(run.view, calibration, driver=run.form)
+        row[-1] = sum(modelled.parts[part] for part in (*ROLES, "memory", "waiting in stages"))  # the stages' spans
         rows.append(row / run.profile.seconds)
-        beyond.append((run.profile.seconds - modelled) / run.profile.seconds)
+        beyond.append((run.profile.seconds - modelled.seconds) / run.profile.seconds)
     fitted = nnls(np.array(rows), np.array(beyond))[0]
     return replace(calibration, stage={form: float(fitted[2 * f]) for f, form in enumerate(forms)},
-                   driver={form: float(fitted[2 * f + 1]) for f, form in enumerate(forms)}, task=float(fitted[-1]))
+                   driver={form: float(fitted[2 * f + 1]) for f, form in enumerate(forms)}, task=float(fitted[-2]),
+                   straggle=float(fitted[-1]))
 
 
 def _dataflow_seconds(host: _Host, calibration: Calibration, rounds: int, n: int, tile: int) -> dict[str, float]:
@@ -363,7 +366,8 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
         + f"; packing {calibration.pack_stage * 1e6:.1f} us a stage and {calibration.pack * 1e9:.2f} ns an element")
     say(f"{dtype}: per stage " + ", ".join(f"{form} {s * 1e6:.1f} us" for form, s in calibration.stage.items())
         + "; per call " + ", ".join(f"{form} driver {s * 1e9:.0f} ns" for form, s in calibration.driver.items())
-        + f"; per task {calibration.task * 1e9:.0f} ns; dataflow runtimes per call "
+        + f"; per task {calibration.task * 1e9:.0f} ns; stragglers {calibration.straggle:.1%} of a stage"
+        + "; dataflow runtimes per call "
         + ", ".join(f"{r} {s * 1e9:.0f} ns" for r, s in calibration.dataflow.items()))
     return calibration
 

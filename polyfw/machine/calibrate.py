@@ -158,8 +158,8 @@ class _Host:
                  families: Callable[[int, int], Sequence[tuple[str, dict]]] = _families) -> list[_Run]:
         """Each tile's and family's (`families(n, tile)`: classic and the second family by default) median
         run at the reference speed over `rounds` rounds that take every one in turn. The median, as a
-        measurement reports: the fastest of a few runs misses the stragglers a barrier waits for on a shared
-        host, and predicted barrier runs then read 10-15% faster than measured ones (dataflow runs 0-5%)."""
+        measurement reports it: the fastest of a few runs is one where no thread was held up, which on a
+        shared host a barrier run rarely is."""
         schedules = [(tile, family) for tile in tiles for family in families(n, tile)]
         found: dict[int, list[tuple[float, dict, float]]] = {at: [] for at in range(len(schedules))}
         for _ in range(rounds):

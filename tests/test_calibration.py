@@ -176,6 +176,23 @@ def test_each_schedule_is_calibrated_from_its_median_run_not_its_fastest(monkeyp
     assert run.profile.seconds == 6.0 and run.profile.parts == {"DD": 6.0}  # the median, 3 s, at the reference speed
 
 
+def test_no_product_on_micro_panels_is_priced_faster_than_the_fastest_register_block(monkeypatch):
+    view = tile_view(build("classic", 256, 32, panels=True))
+    run = _profiled_run(view, dict.fromkeys(ROLES, 1e-10), call=1e-6)
+    run = calibrate._Run(view, RunProfile(run.profile.seconds, 2, {**run.profile.parts, "packing": 0.0}), "compiled")
+
+    class Host:  # a host whose packed run is `run`
+        def profiled(self, n, tiles, rounds, families):
+            return [run]
+
+    overpriced_calls = _calibration(call={32: 5e-6})  # more than the run's calls cost: nothing left for its relaxations
+    monkeypatch.setattr(calibrate, "cached_choice", lambda dtype: None)
+    assert calibrate._packed(Host(), overpriced_calls, 1, 256, [32]).packed[32] == 0.0
+    monkeypatch.setattr(calibrate, "cached_choice", lambda dtype: BlockChoice(4, 2, rates={"4x2": 2e10, "2x2": 1e10}))
+    assert calibrate._packed(Host(), overpriced_calls, 1, 256, [32]).packed[32] == pytest.approx(5e-11)
+    assert calibrate._packed(Host(), _calibration(call={32: 1e-6}), 1, 256, [32]).packed[32] == pytest.approx(1e-10)
+
+
 def test_rates_between_calibrated_tiles_are_interpolated_and_beyond_them_the_nearest():
     calibration = _calibration()
     dd = ROLES.index("DD")

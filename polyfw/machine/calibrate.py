@@ -288,7 +288,8 @@ def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
         dd = run.view.role == ROLES.index("DD")
         calls = int((run.view.call_start & dd).sum())
         seconds = _role_seconds(run)[ROLES.index("DD")] - calls * calibration.call_seconds(run.view.tile)
-        packed[run.view.tile] = max(seconds, 0.0) / relaxations_by_role(n, run.view.tile)["DD"]
+        packed[run.view.tile] = max(max(seconds, 0.0) / relaxations_by_role(n, run.view.tile)["DD"],
+                                    _product_floor(calibration.dtype))
     # each run's packing (wall seconds) = its packed stages * a stage's cost + its elements * an element's / threads
     timed = [(run, on_panels(run.view, "barrier")) for run in runs if run.profile.parts["packing"] > 0]
     if not timed:  # too small a matrix to pack anything
@@ -297,6 +298,14 @@ def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
     (pack_stage, pack), _ = nnls(np.array(rows) / np.array([[run.profile.parts["packing"]] for run, _ in timed]),
                                  np.ones(len(timed)))
     return replace(calibration, packed=packed, pack=float(pack), pack_stage=float(pack_stage))
+
+
+def _product_floor(dtype: str) -> float:
+    """Thread-seconds per relaxation of the fastest register block measured on this CPU (0 where none was):
+    no product runs faster, whatever a fit leaves once the calls' cost is taken out (at tile 32, where the
+    calls fitted on in-place runs cost more than on micro-panels, that left 98-471 G relaxations/s a thread)."""
+    choice = cached_choice(dtype)
+    return 1.0 / max(choice.rates.values()) if choice is not None and choice.rates else 0.0
 
 
 def _register_blocks(dtype: str) -> dict[str, float]:

@@ -277,19 +277,18 @@ def _dataflow_seconds(host: _Host, calibration: Calibration, rounds: int, n: int
 def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
             tiles: Sequence[int]) -> Calibration:
     """The calibration with a product's thread-seconds per relaxation on micro-panels at each tile (its
-    profiled DD time less the calls' cost), and what a packed stage's copying costs a stage and an element
-    (fitted to the profiled packing of each tile's run: the smaller the tile, the more stages a copy),
-    from classic with panels in cache."""
+    profiled DD time less the calls' cost, never below the fastest register block's: _product_floor), and
+    what a packed stage's copying costs a stage and an element (fitted to the profiled packing of each tile's
+    run: the smaller the tile, the more stages a copy), from classic with panels in cache."""
     from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
 
     runs = host.profiled(n, tiles, rounds, families=lambda n, tile: [("classic", {"panels": True})])
-    packed = {}
+    floor, packed = _product_floor(calibration.dtype), {}
     for run in runs:
         dd = run.view.role == ROLES.index("DD")
         calls = int((run.view.call_start & dd).sum())
         seconds = _role_seconds(run)[ROLES.index("DD")] - calls * calibration.call_seconds(run.view.tile)
-        packed[run.view.tile] = max(max(seconds, 0.0) / relaxations_by_role(n, run.view.tile)["DD"],
-                                    _product_floor(calibration.dtype))
+        packed[run.view.tile] = max(seconds / relaxations_by_role(n, run.view.tile)["DD"], floor, 0.0)
     # each run's packing (wall seconds) = its packed stages * a stage's cost + its elements * an element's / threads
     timed = [(run, on_panels(run.view, "barrier")) for run in runs if run.profile.parts["packing"] > 0]
     if not timed:  # too small a matrix to pack anything

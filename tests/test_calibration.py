@@ -159,6 +159,22 @@ def test_two_families_tell_a_calls_cost_from_a_relaxations():
     assert calibrate._element_load(spilled, calibration) == pytest.approx(3e-9, rel=1e-6)
 
 
+def test_no_role_is_fitted_faster_than_the_fastest_register_block_and_the_calls_stay_apart():
+    """A noisy run can leave a role's whole time to the calls: fitted without a floor its rate is 0 and
+    the calls fold back into the rates; with the fastest block's rate as the floor, no rate passes it."""
+    call, floor = 1e-6 + 2e-10 * 32**2, 5e-12
+    # tile 32's pivots timed below what their calls alone cost (a noisy run)
+    rates = {32: dict(zip(ROLES, (-1e-12, 1e-10, 1.2e-10, 5e-11))), 64: dict(zip(ROLES, (2e-10, 6e-11, 6e-11, 4e-11)))}
+    runs = [_profiled_run(tile_view(build(family, 512, tile, **params)), rates[tile], call)
+            for tile in rates for family, params in calibrate._families(512, tile)]
+    assert calibrate._rates_and_calls(runs)[1] == {}
+    relaxation, calls = calibrate._rates_and_calls(runs, floor)
+    assert min(min(by_role.values()) for by_role in relaxation.values()) >= floor
+    assert relaxation[32]["I"] == pytest.approx(floor)  # the noisy role at the floor; the others near the truth
+    assert calls[32] == pytest.approx(call, rel=0.2) and relaxation[32]["DD"] == pytest.approx(5e-11, rel=0.1)
+    assert calls[64] == pytest.approx(call, rel=0.01) and relaxation[64]["DD"] == pytest.approx(4e-11, rel=0.01)
+
+
 def test_each_schedule_is_calibrated_from_its_median_run_not_its_fastest(monkeypatch):
     """The model is rated against (and users meet) median times: a calibration fitted to each schedule's
     fastest run misses the stragglers a barrier waits for."""

@@ -185,12 +185,16 @@ def _calls_by_role(view: StageView) -> np.ndarray:
     return np.bincount(view.role[view.call_start].astype(np.int64), minlength=len(ROLES))[:len(ROLES)]
 
 
-def _rates_and_calls(runs: Sequence[_Run]) -> tuple[dict[int, dict[str, float]], dict[int, float]]:
+def _rates_and_calls(runs: Sequence[_Run], floor: float = 0.0) -> tuple[dict[int, dict[str, float]], dict[int, float]]:
     """Per tile, each role's thread-seconds per relaxation; and a call's cost, entering the kernel plus
-    its block loaded and stored (a + b * tile^2, one pair for every tile); fitted together (non-negative
-    least squares, each role of each run relative to its own time) to the runs' role times. In classic
-    every tile-layer is a call; the second family's layer products are one call for several, which is
-    what tells a call's cost from a relaxation's."""
+    its block loaded and stored (a + b * tile^2, one pair for every tile); fitted together (least squares,
+    each role of each run relative to its own time, the calls' costs non-negative and every rate at least
+    `floor`: _product_floor) to the runs' role times. In classic every tile-layer is a call; the second
+    family's layer products are one call for several, which is what tells a call's cost from a
+    relaxation's. Without the floor, the calls could take a role's whole time on noisy runs (AMD Zen 5:
+    int32 fitted a rate of 0 and fell back to classic's rates with its calls inside, which price
+    generalized's 32-block products as dear as classic's; int16's SD_col fitted 415 G relaxations/s a
+    thread, its best block 224)."""
     from scipy.optimize import nnls  # here: scipy.optimize costs every CLI call its import
 
     tiles = sorted({run.view.tile for run in runs})
@@ -203,8 +207,10 @@ def _rates_and_calls(runs: Sequence[_Run]) -> tuple[dict[int, dict[str, float]],
                 row = np.zeros(len(ROLES) * len(tiles) + 2)
                 row[at + r], row[-2], row[-1] = counts[ROLES[r]], calls, calls * run.view.tile**2
                 rows.append(row / seconds)
-    fitted = nnls(np.array(rows), np.ones(len(rows)))[0]
-    if not fitted[:-2].all():  # a role's rate absorbed by the calls: runs too small to tell them apart
+    system = np.array(rows)
+    lowest = np.r_[np.full(len(ROLES) * len(tiles), floor), 0.0, 0.0]
+    fitted = lowest + nnls(system, 1.0 - system @ lowest)[0]  # the unknowns above their bounds, non-negative
+    if not fitted[:-2].all():  # a role's rate absorbed by the calls: runs too small to tell them apart, no floor
         return _rates_with_calls_inside(runs), {}
     relaxation = {tile: dict(zip(ROLES, map(float, fitted[len(ROLES) * t:len(ROLES) * (t + 1)])))
                   for t, tile in enumerate(tiles)}
@@ -301,7 +307,7 @@ def _packed(host: _Host, calibration: Calibration, rounds: int, n: int,
 
 def _product_floor(dtype: str) -> float:
     """Thread-seconds per relaxation of the fastest register block measured on this CPU (0 where none was):
-    no product runs faster, whatever a fit leaves once the calls' cost is taken out (at tile 32, where the
+    no tile-layer runs faster, whatever a fit leaves once the calls' cost is taken out (at tile 32, where the
     calls fitted on in-place runs cost more than on micro-panels, that left 98-471 G relaxations/s a thread)."""
     choice = cached_choice(dtype)
     return 1.0 / max(choice.rates.values()) if choice is not None and choice.rates else 0.0
@@ -344,7 +350,7 @@ def calibrate(dtype: str, repeats: int = 5, bandwidth: float = 0.0, say: Callabl
     threads = numba.get_num_threads()
     host = _Host(dtype, speed_probe(dtype, 5))
     in_cache = host.profiled(in_cache_n, tiles, repeats)
-    relaxation, call = _rates_and_calls(in_cache)
+    relaxation, call = _rates_and_calls(in_cache, _product_floor(dtype))
     say(f"{dtype}: in cache (n = {in_cache_n}), G relaxations/s per thread and us per call by tile: " + ", ".join(
         f"{tile}: DD {1e-9 / r['DD']:.1f} I {1e-9 / r['I']:.1f} call {call.get(tile, 0.0) * 1e6:.2f}"
         for tile, r in relaxation.items()))

@@ -21,7 +21,9 @@ much as the model. The rounds' times are kept beside the store (STORE.rounds.jso
 and give the noise: the median over candidates of a candidate's spread over the
 rounds (max - min over the median); tau is also given over the pairs measured
 further apart than that. The rounds' self-agreement (half the rounds against the
-other half, on the pairs >= 10% apart) bounds what any model can score on them.
+other half, on the pairs >= 10% apart) bounds what any model can score on them,
+and their own regret (one half's fastest timed by the other half) is about what
+a model that knew every true time would be judged to lose.
 The plot puts predicted against measured seconds, one panel per size and dtype.
 
 --rate-only measures nothing: it predicts the store's measured candidates again
@@ -83,21 +85,24 @@ def noise(rounds: dict[str, list[float]]) -> float:
     return float(np.median([(max(t) - min(t)) / np.median(t) for t in rounds.values()]))
 
 
-def self_agreement(rounds: dict[str, list[float]], splits: int = 64, seed: int = 0) -> float:
-    """How far the rounds agree with themselves: the rounds split at random into two halves, the share of
-    the pairs >= APART apart by one half's medians that the other half's order the same way, averaged over
-    `splits` splits. No model orders the measured pairs right more often than the measurement repeats itself."""
+def self_agreement(rounds: dict[str, list[float]], splits: int = 64, seed: int = 0) -> tuple[float, float]:
+    """How far the rounds agree with themselves, the rounds split at random into two halves: the share of
+    the pairs >= APART apart by one half's medians that the other half orders the same way, and the top-1
+    regret of one half's fastest by the other half's medians; each averaged over `splits` splits. No model
+    orders the measured pairs right more often than the measurement repeats itself, and one that knew every
+    candidate's true time would still be judged with about this regret (half the rounds: a little more)."""
     times = {key: np.asarray(t) for key, t in rounds.items()}
     count = min(len(t) for t in times.values())
     if count < 2:
-        return float("nan")
-    shuffle, shares = np.random.default_rng(seed), []
+        return float("nan"), float("nan")
+    shuffle, shares, regrets = np.random.default_rng(seed), [], []
     for _ in range(splits):
         order = shuffle.permutation(count)
-        first, second = order[:count // 2], order[count // 2:]
-        shares.append(ordered_apart({key: float(np.median(t[first])) for key, t in times.items()},
-                                    {key: float(np.median(t[second])) for key, t in times.items()})[0])
-    return float(np.nanmean(shares))
+        first, second = ({key: float(np.median(t[half])) for key, t in times.items()}
+                         for half in (order[:count // 2], order[count // 2:]))
+        shares.append(ordered_apart(first, second)[0])
+        regrets.append(second[min(first, key=first.get)] / min(second.values()) - 1)
+    return float(np.nanmean(shares)), float(np.mean(regrets))
 
 
 def rating(measured: dict[str, float], predicted: dict[str, float], spread: float) -> dict[str, float]:
@@ -175,11 +180,12 @@ def rate_only(args: argparse.Namespace) -> None:
                 measured = {key: float(np.median(t)) for key, t in again.items()} if len(again) == len(records) \
                     else {r.key: r.seconds for r in records}
                 spread = noise(again) if again else APART
+                agreement, own_regret = self_agreement(again) if again else (float("nan"), float("nan"))
                 print(f"n = {n}, {dtype}: {len(records)} candidates, noise {100 * spread:.1f}% "
                       f"({'the kept rounds' if again else 'no rounds kept: APART'}"
                       + (f", {len(next(iter(again.values())))} rounds agreeing with themselves on "
-                         f"{100 * self_agreement(again):.0f}% of the pairs" if again else "") + "); "
-                      + rated_line(rating(measured, predicted, spread)))
+                         f"{100 * agreement:.0f}% of the pairs, with a regret of {100 * own_regret:.1f}%"
+                         if again else "") + "); " + rated_line(rating(measured, predicted, spread)))
 
 
 def main() -> None:
@@ -230,12 +236,14 @@ def main() -> None:
                     kept = kept_rounds(args.store)
                     kept.update({f"{n} {dtype} {key}": times for key, times in again.items()})
                     rounds_path(args.store).write_text(json.dumps(kept))
-                    spread, agreement = noise(again), self_agreement(again)
+                    spread, (agreement, own_regret) = noise(again), self_agreement(again)
                     found_again = rating({key: float(np.median(t)) for key, t in again.items()}, as_calibrated, spread)
                     print(f"  timed again in {args.rounds} interleaved rounds (noise {100 * spread:.1f}%; half the "
-                          f"rounds order {100 * agreement:.0f}% of the pairs as the other half), predictions as "
+                          f"rounds order {100 * agreement:.0f}% of the pairs as the other half, and its fastest is "
+                          f"{100 * own_regret:.1f}% behind the other half's), predictions as "
                           f"calibrated against the rounds' medians: " + rated_line(found_again))
                     interleaved_rows.append([n, dtype, round(100 * spread, 1), round(100 * agreement),
+                                             round(100 * own_regret, 1),
                                              round(found_again["tau"], 3),
                                              round(found_again["tau beyond noise"], 3),
                                              round(100 * found_again["apart right"]),
@@ -255,7 +263,8 @@ def main() -> None:
                      note=f"medians of {args.repeats}, one candidate at a time")
     if interleaved_rows:
         print_and_record("model_accuracy", f"timed again in {args.rounds} interleaved rounds",
-                         ["n", "dtype", "noise %", "rounds' self-agreement %", "Kendall tau", "tau beyond the noise",
+                         ["n", "dtype", "noise %", "rounds' self-agreement %", "rounds' own regret %", "Kendall tau",
+                          "tau beyond the noise",
                           f"{apart} ordered right %", "top-1 regret %"], interleaved_rows,
                          note="predictions as calibrated against the rounds' medians")
     if args.plot:

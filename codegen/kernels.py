@@ -44,9 +44,9 @@ from tiling.semirings import semiring
 
 from .intrinsics import target_isa, vector_registers, vector_width
 from .packed_kernels import WORD_BITS, packed_kernel_source
-from .register_blocks import (MAX_ROWS, MAX_VECTORS, PASS, PASS_CANDIDATES, PREFETCH, BlockChoice, choose_register_block,
-                              default_register_block, pass_words, predecessor_register_block, registers_needed,
-                              strip_depth)
+from .register_blocks import (BROADCAST_SCRATCH, MAX_ROWS, MAX_VECTORS, PASS, PASS_CANDIDATES, PREFETCH, BlockChoice,
+                              choose_register_block, default_register_block, pass_words, predecessor_register_block,
+                              registers_needed, strip_depth)
 
 DTYPES = ("float32", "float64", "int16", "int32", "uint8")
 #: role mark -> kernel (roles missing here, and unmarked statements, get relax_layers)
@@ -146,7 +146,8 @@ class KernelOptions:
                              f"{MAX_VECTORS * width}) for {self.dtype} on {target_isa()}, got {self.register_block!r}")
         if registers_needed(rows, columns // width) > vector_registers():
             raise ValueError(f"register_block {self.register_block!r} needs {registers_needed(rows, columns // width)} "
-                             f"vector registers ({rows} x {columns // width} accumulators, a row of B, a broadcast, a sum); "
+                             f"vector registers ({rows} x {columns // width} accumulators, a row of B, a broadcast, a sum"
+                             f"{', the broadcast loaded apart' if BROADCAST_SCRATCH.get(target_isa()) else ''}); "
                              f"{target_isa()} has {vector_registers()}")
 
     @property

@@ -109,17 +109,23 @@ def pass_words(panel_pass: tuple[bool, int]) -> str:
     return f"{'block rows' if rows_outer else 'column strips'}, {deeper} strip{'s' if deeper > 1 else ''} deep"
 
 
-def registers_needed(rows: int, vectors: int) -> int:
-    """The block's accumulators, one row of B, the broadcast of a[i, k] and the sum a[i, k] + b before its min
-    (at 16 of 16, 4 x 3 vectors spilled 4 of them in its k loop under POLYFW_ISA=avx2 and ran int32 at n = 2048
-    38% slower than 6 x 2)."""
-    return rows * vectors + vectors + 2
+#: ISAs with no broadcast from memory, whose a[i, k] is loaded into a register of its own and shuffled into
+#: another (SSE2: movd, then pshufd): one register more a block (6 x 2 int32 at 16 of 16 spilled 8 in its k
+#: loop under POLYFW_ISA=sse2 on AMD Zen 5, where LLVM interleaves two k steps)
+BROADCAST_SCRATCH = {"sse2": 1}
+
+
+def registers_needed(rows: int, vectors: int, isa: str | None = None) -> int:
+    """The block's accumulators, one row of B, the broadcast of a[i, k] and the sum a[i, k] + b before its min,
+    on `isa` (default: the target's); at 16 of 16, 4 x 3 vectors spilled 4 of them in its k loop under
+    POLYFW_ISA=avx2 and ran int32 at n = 2048 38% slower than 6 x 2."""
+    return rows * vectors + vectors + 2 + BROADCAST_SCRATCH.get(isa or target_isa(), 0)
 
 
 def fitting_shapes(isa: str | None = None) -> list[tuple[int, int]]:
     """(rows, vectors) of every register block that fits `isa`'s register file."""
     return [(rows, vectors) for vectors in range(1, MAX_VECTORS + 1) for rows in range(1, MAX_ROWS + 1)
-            if registers_needed(rows, vectors) <= vector_registers(isa)]
+            if registers_needed(rows, vectors, isa) <= vector_registers(isa)]
 
 
 def search_shapes(isa: str | None = None) -> list[tuple[int, int]]:
